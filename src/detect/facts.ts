@@ -1,0 +1,44 @@
+// The compact facts kept per pod: only what detection, the safety policy and the actions read.
+// The cache never holds a V1Pod; these are made at the edge by toPodFacts.
+
+/** How a container run ended, as the kubelet reported it. */
+export type Termination = {
+  readonly exitCode: number;
+  readonly reason: string | undefined;
+  /** Kept only when some rule matches on the message (it can be long). */
+  readonly message: string | undefined;
+};
+
+/** The current state of an init container: terminated (with details) or not. */
+export type ContainerState = Termination | "running" | "waiting" | "unknown";
+
+export type InitContainerFacts = {
+  readonly name: string;
+  readonly state: ContainerState;
+  /** The previous run, set while the kubelet restarts the container. */
+  readonly lastTermination: Termination | undefined;
+};
+
+export type OwnerRef = { readonly kind: string; readonly name: string; readonly uid: string };
+
+export type PodFacts = {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly nodeName: string | undefined;
+  readonly phase: string | undefined;
+  readonly restartPolicy: string | undefined;
+  /** deletionTimestamp is set: the pod is already going away. */
+  readonly deleting: boolean;
+  /** The controlling ownerReference; undefined for a bare pod nothing would recreate. */
+  readonly owner: OwnerRef | undefined;
+  /** Only the label keys some rule or action needs. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Only the annotation keys some rule needs. */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Only the init containers some rule names. */
+  readonly initContainers: readonly InitContainerFacts[];
+};
+
+export const podKey = (namespace: string, name: string): string => `${namespace}/${name}`;
