@@ -1,0 +1,80 @@
+# cni-repair — every target installs what it needs first (Node 24, npm packages, test control plane).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NODE_VERSION := 24.22.3
+NODE_ARCH := $(subst aarch64,arm64,$(subst x86_64,x64,$(shell uname -m)))
+NODE_PACKAGE := node-linux-$(NODE_ARCH)
+PINNED_NODE_DIR := $(CURDIR)/.tools/node-v$(NODE_VERSION)
+PINNED_NODE := $(PINNED_NODE_DIR)/node_modules/$(NODE_PACKAGE)/bin/node
+
+# The machine's Node is used when it satisfies package.json "engines" (24.11+ and below 25); otherwise
+# the pinned official binary from the npm registry goes into .tools/ and first on PATH.
+SYSTEM_NODE_OK := $(shell node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a===24&&b>=11?0:1)' 2>/dev/null && echo yes)
+ifeq ($(SYSTEM_NODE_OK),yes)
+NODE_READY :=
+else
+NODE_READY := $(PINNED_NODE)
+export PATH := $(dir $(PINNED_NODE)):$(PATH)
+endif
+
+ARGS ?=
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-12s %s\n", $$1, $$2 }'
+
+$(PINNED_NODE):
+	@echo "installing Node $(NODE_VERSION) from the npm registry into .tools/ (the machine's Node is not 24)"
+	rm -rf $(PINNED_NODE_DIR).tmp
+	npm install --prefix $(PINNED_NODE_DIR).tmp --no-save --no-package-lock --no-audit --no-fund $(NODE_PACKAGE)@$(NODE_VERSION)
+	rm -rf $(PINNED_NODE_DIR) && mv $(PINNED_NODE_DIR).tmp $(PINNED_NODE_DIR)
+
+node_modules/.installed: package-lock.json $(NODE_READY)
+	npm ci --no-audit --no-fund
+	touch $@
+
+.PHONY: deps
+deps: node_modules/.installed ## Install Node 24 (if needed) and the npm packages
+
+.PHONY: controlplane
+controlplane: ## Build (once, cached) etcd and kube-apiserver for the integration tests
+	test/controlplane/build.sh >/dev/null
+
+.PHONY: build
+build: deps ## Compile TypeScript (src, test, bench) into dist/
+	rm -rf dist
+	npx tsc -p tsconfig.json
+
+.PHONY: lint
+lint: deps ## Lint and check formatting (Biome)
+	npx biome check .
+
+.PHONY: format
+format: deps ## Fix formatting and safe lint findings
+	npx biome check --write .
+
+.PHONY: test-unit
+test-unit: build ## Unit tests only (no control plane)
+	npx mocha --config test/mocharc.unit.json
+
+.PHONY: test-integration
+test-integration: build controlplane ## Integration tests against a real etcd + kube-apiserver
+	npx mocha --config test/mocharc.integration.json
+
+.PHONY: test
+test: build lint controlplane ## Type-check, lint, unit and integration tests (installs everything first)
+	npx mocha --config test/mocharc.unit.json
+	npx mocha --config test/mocharc.integration.json
+
+.PHONY: run
+run: build ## Run the controller against the current kubeconfig (ARGS="--mode report" ...)
+	node dist/src/cli/main.js $(ARGS)
+
+.PHONY: clean
+clean: ## Remove build output and installed tools (not the cached control-plane binaries)
+	rm -rf dist node_modules .tools
+
+.PHONY: clean-cache
+clean-cache: ## Remove the cached control-plane binaries too
+	rm -rf "$${CNI_REPAIR_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/cni-repair}"

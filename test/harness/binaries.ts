@@ -1,0 +1,40 @@
+// Locates the etcd and kube-apiserver binaries, building them on first use (cached by version).
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export type ControlPlaneBinaries = { readonly etcd: string; readonly kubeApiserver: string };
+
+/** test/controlplane/, found from the compiled location (dist/test/harness) or the source one. */
+function controlPlaneModuleDir(): string {
+  let dir = fileURLToPath(new URL(".", import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, "test", "controlplane", "build.sh");
+    if (existsSync(candidate)) return join(dir, "test", "controlplane");
+    dir = join(dir, "..");
+  }
+  throw new Error("cannot find test/controlplane/build.sh above the test harness");
+}
+
+let cached: ControlPlaneBinaries | undefined;
+
+/**
+ * CNI_REPAIR_CONTROLPLANE_BIN points at a directory with both binaries (skips the build);
+ * otherwise build.sh prints the cache directory, building only when the cache is empty.
+ */
+export function controlPlaneBinaries(): ControlPlaneBinaries {
+  if (cached) return cached;
+  const dir =
+    process.env.CNI_REPAIR_CONTROLPLANE_BIN ??
+    execFileSync(join(controlPlaneModuleDir(), "build.sh"), {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }).trim();
+  const binaries = { etcd: join(dir, "etcd"), kubeApiserver: join(dir, "kube-apiserver") };
+  for (const path of Object.values(binaries)) {
+    if (!existsSync(path)) throw new Error(`control-plane binary missing: ${path}`);
+  }
+  cached = binaries;
+  return binaries;
+}

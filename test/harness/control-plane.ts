@@ -1,0 +1,271 @@
+// A real, throw-away Kubernetes control plane (etcd + kube-apiserver) on loopback ports.
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { controlPlaneBinaries } from "./binaries.js";
+import { httpsGet } from "./https-get.js";
+import { ManagedProcess } from "./managed-process.js";
+import { freePort } from "./ports.js";
+import { waitFor } from "./wait.js";
+
+const DIR_PREFIX = "cni-repair-cp-";
+export const ADMIN_USER = "test-admin";
+
+// Pod writes with the request body (DeleteOptions carry the preconditions), other pod calls as metadata.
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Request
+    resources: [{ group: "", resources: ["pods", "pods/status"] }]
+    verbs: ["create", "update", "patch", "delete", "deletecollection"]
+  - level: Metadata
+    resources: [{ group: "", resources: ["pods", "pods/status"] }]
+  - level: None
+`;
+
+export type ControlPlaneOptions = {
+  /** Extra kube-apiserver flags, e.g. to tune the watch cache in a test. */
+  readonly apiServerArgs?: readonly string[];
+  readonly startTimeoutMs?: number;
+};
+
+const live = new Set<ControlPlane>();
+process.on("exit", () => {
+  for (const plane of live) plane.destroyNow();
+});
+
+export class ControlPlane {
+  readonly dir: string;
+  readonly server: string;
+  readonly adminToken: string;
+  readonly kubeconfigPath: string;
+  readonly auditLogPath: string;
+  readonly #options: ControlPlaneOptions;
+  readonly #etcdUrl: string;
+  readonly #apiServerPort: number;
+  #etcd: ManagedProcess | undefined;
+  #apiServer: ManagedProcess | undefined;
+  #caPem: string | undefined;
+  #apiServerStarts = 0;
+
+  private constructor(dir: string, etcdUrl: string, apiServerPort: number, options: ControlPlaneOptions) {
+    this.dir = dir;
+    this.#etcdUrl = etcdUrl;
+    this.#apiServerPort = apiServerPort;
+    this.#options = options;
+    this.server = `https://127.0.0.1:${apiServerPort}`;
+    this.adminToken = randomBytes(24).toString("hex");
+    this.kubeconfigPath = join(dir, "admin.kubeconfig");
+    this.auditLogPath = join(dir, "audit.log");
+  }
+
+  /** Starts etcd, then kube-apiserver, and waits for /readyz. Tears everything down if any step fails. */
+  static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    removeAbandonedDirs();
+    const binaries = controlPlaneBinaries();
+    const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
+    writeFileSync(join(dir, "owner.pid"), String(process.pid));
+    const [etcdClientPort, etcdPeerPort, apiServerPort] = [await freePort(), await freePort(), await freePort()];
+    const plane = new ControlPlane(dir, `http://127.0.0.1:${etcdClientPort}`, apiServerPort, options);
+    live.add(plane);
+    try {
+      await plane.#startEtcd(binaries.etcd, etcdPeerPort, options.startTimeoutMs ?? 60_000);
+      plane.#writeApiServerFiles();
+      await plane.startApiServer(options.startTimeoutMs ?? 90_000);
+      return plane;
+    } catch (error) {
+      await plane.stop();
+      throw error;
+    }
+  }
+
+  /** Process ids of the running servers, for tests of the teardown itself. */
+  get pids(): number[] {
+    return [this.#etcd?.pid, this.#apiServer?.pid].filter((pid): pid is number => pid !== undefined);
+  }
+
+  /** PEM bundle that verifies the API server's self-signed serving certificate. */
+  get caPem(): string {
+    if (!this.#caPem) throw new Error("the API server has not started yet");
+    return this.#caPem;
+  }
+
+  /** A client configuration for the given bearer token (the admin's when omitted). */
+  kubeConfig(token = this.adminToken, user = ADMIN_USER): KubeConfig {
+    const config = new KubeConfig();
+    config.loadFromString(this.kubeconfigYaml(token, user));
+    return config;
+  }
+
+  /** Kubeconfig text (JSON, which is YAML) for a bearer token; a context named "test". */
+  kubeconfigYaml(token = this.adminToken, user = ADMIN_USER): string {
+    return JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        {
+          name: "test",
+          cluster: { server: this.server, "certificate-authority-data": Buffer.from(this.caPem).toString("base64") },
+        },
+      ],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: "test", context: { cluster: "test", user } }],
+      "current-context": "test",
+    });
+  }
+
+  async #startEtcd(binary: string, peerPort: number, timeoutMs: number): Promise<void> {
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    this.#etcd = new ManagedProcess(
+      "etcd",
+      binary,
+      [
+        "--name=test",
+        `--data-dir=${join(this.dir, "etcd")}`,
+        `--listen-client-urls=${this.#etcdUrl}`,
+        `--advertise-client-urls=${this.#etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=test=${peerUrl}`,
+        // A throw-away store: durability buys nothing and fsync slows every write on shared disks.
+        "--unsafe-no-fsync",
+        "--quota-backend-bytes=8589934592",
+        "--log-level=warn",
+      ],
+      join(this.dir, "etcd.log"),
+    );
+    const etcd = this.#etcd;
+    await waitFor(
+      "etcd /health",
+      async () => {
+        if (!etcd.running) throw new Error(`etcd exited:\n${etcd.logTail()}`);
+        const response = await fetch(`${this.#etcdUrl}/health`);
+        return response.ok && ((await response.json()) as { health?: string }).health === "true";
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+  }
+
+  #writeApiServerFiles(): void {
+    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    writeFileSync(join(this.dir, "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
+    writeFileSync(join(this.dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    writeFileSync(join(this.dir, "tokens.csv"), `${this.adminToken},${ADMIN_USER},${ADMIN_USER},system:masters\n`, {
+      mode: 0o600,
+    });
+    writeFileSync(join(this.dir, "audit-policy.yaml"), AUDIT_POLICY);
+    mkdirSync(join(this.dir, "certs"), { recursive: true });
+  }
+
+  /** Starts (or restarts) kube-apiserver on its port against the running etcd and waits for /readyz. */
+  async startApiServer(timeoutMs = 90_000): Promise<void> {
+    if (this.#apiServer?.running) throw new Error("kube-apiserver is already running");
+    const { kubeApiserver } = controlPlaneBinaries();
+    this.#apiServerStarts++;
+    const apiServer = new ManagedProcess(
+      "kube-apiserver",
+      kubeApiserver,
+      [
+        `--etcd-servers=${this.#etcdUrl}`,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${this.#apiServerPort}`,
+        // With no serving certificate given it signs its own (and its CA) into this directory, once.
+        `--cert-dir=${join(this.dir, "certs")}`,
+        `--token-auth-file=${join(this.dir, "tokens.csv")}`,
+        "--authorization-mode=RBAC",
+        "--anonymous-auth=false",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        `--service-account-key-file=${join(this.dir, "sa.pub")}`,
+        `--service-account-signing-key-file=${join(this.dir, "sa.key")}`,
+        "--service-cluster-ip-range=10.96.0.0/16",
+        // No controller-manager creates "default" ServiceAccounts here, so this admission would reject every pod.
+        "--disable-admission-plugins=ServiceAccount",
+        "--allow-privileged=true",
+        `--audit-policy-file=${join(this.dir, "audit-policy.yaml")}`,
+        `--audit-log-path=${this.auditLogPath}`,
+        "--audit-log-format=json",
+        "--audit-log-mode=blocking",
+        "--profiling=false",
+        "--v=0",
+        ...(this.#options.apiServerArgs ?? []),
+      ],
+      join(this.dir, `kube-apiserver.${this.#apiServerStarts}.log`),
+    );
+    this.#apiServer = apiServer;
+    const servingCert = join(this.dir, "certs", "apiserver.crt");
+    await waitFor(
+      "kube-apiserver /readyz",
+      async () => {
+        if (!apiServer.running) throw new Error(`kube-apiserver exited:\n${apiServer.logTail()}`);
+        if (!existsSync(servingCert)) return false;
+        this.#caPem ??= readFileSync(servingCert, "utf8");
+        const response = await httpsGet(`${this.server}/readyz`, this.#caPem, this.adminToken);
+        return response.status === 200;
+      },
+      { timeoutMs, intervalMs: 200 },
+    );
+    if (!existsSync(this.kubeconfigPath)) writeFileSync(this.kubeconfigPath, this.kubeconfigYaml(), { mode: 0o600 });
+  }
+
+  /** Stops kube-apiserver only (SIGKILL by default, like a crash); etcd and the data stay. */
+  async stopApiServer(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    await this.#apiServer?.stop(signal);
+  }
+
+  async restartApiServer(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    await this.stopApiServer(signal);
+    await this.startApiServer();
+  }
+
+  /** Stops both servers and removes the directory. Safe to call twice. */
+  async stop(): Promise<void> {
+    await this.#apiServer?.stop();
+    await this.#etcd?.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+    live.delete(this);
+  }
+
+  /** For process exit handlers: kill without waiting, remove the directory. */
+  destroyNow(): void {
+    this.#apiServer?.killNow();
+    this.#etcd?.killNow();
+    rmSync(this.dir, { recursive: true, force: true });
+    live.delete(this);
+  }
+}
+
+/** Removes directories of earlier runs whose owner process is gone (their servers died with it). */
+export function removeAbandonedDirs(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    let owner = Number.NaN;
+    try {
+      owner = Number(readFileSync(join(dir, "owner.pid"), "utf8"));
+    } catch {
+      // No owner file: a run that died while creating it.
+    }
+    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** True while the process exists and is not a zombie waiting to be reaped. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    // The state letter follows the parenthesised command name in /proc/<pid>/stat.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}

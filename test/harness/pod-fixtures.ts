@@ -1,0 +1,103 @@
+// Pod objects shaped like what the meshes' injectors produce, and the statuses a kubelet would write.
+import type { CoreV1Api, V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+
+export type Mesh = "istio" | "linkerd" | "none";
+
+export const VALIDATOR: Record<Exclude<Mesh, "none">, { container: string; exitCode: number }> = {
+  istio: { container: "istio-validation", exitCode: 126 },
+  linkerd: { container: "linkerd-network-validator", exitCode: 95 },
+};
+
+export type PodSpecOptions = {
+  readonly name: string;
+  readonly namespace: string;
+  readonly nodeName?: string;
+  readonly mesh?: Mesh;
+  readonly restartPolicy?: "Always" | "OnFailure" | "Never";
+  /** The controlling owner; omitted for a bare pod. Its uid is made up: the API server does not check it. */
+  readonly owner?: { kind: string; name: string; apiVersion?: string };
+  readonly labels?: Record<string, string>;
+};
+
+/** A pod as the mesh's injector leaves it: the marker plus the validator init container. */
+export function meshedPod(options: PodSpecOptions): V1Pod {
+  const mesh = options.mesh ?? "istio";
+  const annotations: Record<string, string> = {};
+  const labels: Record<string, string> = { app: options.name, ...options.labels };
+  if (mesh === "istio") annotations["sidecar.istio.io/status"] = '{"initContainers":["istio-validation"]}';
+  if (mesh === "linkerd") labels["linkerd.io/control-plane-ns"] = "linkerd";
+  const initContainers =
+    mesh === "none" ? [] : [{ name: VALIDATOR[mesh].container, image: "registry.invalid/validator:1" }];
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: options.name,
+      namespace: options.namespace,
+      labels,
+      annotations,
+      ...(options.owner && {
+        ownerReferences: [
+          {
+            apiVersion: options.owner.apiVersion ?? "apps/v1",
+            kind: options.owner.kind,
+            name: options.owner.name,
+            uid: "00000000-0000-4000-8000-000000000001",
+            controller: true,
+          },
+        ],
+      }),
+    },
+    spec: {
+      ...(options.nodeName && { nodeName: options.nodeName }),
+      restartPolicy: options.restartPolicy ?? "Always",
+      initContainers,
+      containers: [{ name: "app", image: "registry.invalid/app:1" }],
+    },
+  };
+}
+
+export type ValidatorOutcome =
+  /** Init:CrashLoopBackOff: the last run failed with the code, the kubelet waits to restart it. */
+  | { kind: "crashloop"; exitCode: number }
+  /** restartPolicy Never: the current state is the failed run. */
+  | { kind: "failed"; exitCode: number }
+  | { kind: "succeeded" };
+
+/** The init-container status a kubelet would report for the validator. */
+export function validatorStatus(container: string, outcome: ValidatorOutcome): V1ContainerStatus {
+  const finishedAt = new Date();
+  const terminated = (exitCode: number) => ({
+    exitCode,
+    reason: exitCode === 0 ? "Completed" : "Error",
+    startedAt: finishedAt,
+    finishedAt,
+  });
+  const base = { name: container, image: "registry.invalid/validator:1", imageID: "", ready: false };
+  switch (outcome.kind) {
+    case "crashloop":
+      return {
+        ...base,
+        restartCount: 3,
+        state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
+        lastState: { terminated: terminated(outcome.exitCode) },
+      };
+    case "failed":
+      return { ...base, restartCount: 0, state: { terminated: terminated(outcome.exitCode) }, lastState: {} };
+    case "succeeded":
+      return { ...base, ready: true, restartCount: 0, state: { terminated: terminated(0) }, lastState: {} };
+  }
+}
+
+/** Writes status the way the kubelet does, through the pods/status subresource. Returns the updated pod. */
+export async function writePodStatus(
+  api: CoreV1Api,
+  pod: { namespace: string; name: string },
+  status: { phase?: string; initContainerStatuses?: V1ContainerStatus[] },
+): Promise<V1Pod> {
+  return await api.patchNamespacedPodStatus(
+    { name: pod.name, namespace: pod.namespace, body: { status } },
+    setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+  );
+}

@@ -1,0 +1,25 @@
+// Polling helpers for things that become true later (servers coming up, controllers acting).
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** Polls `check` until it returns a value other than undefined/false, or throws after the timeout. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 10_000, intervalMs = 50 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const result = await check();
+      if (result !== undefined && result !== false) return result;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const cause = lastError instanceof Error ? `: ${lastError.message}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`, { cause: lastError });
+    }
+    await sleep(intervalMs);
+  }
+}
