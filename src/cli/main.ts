@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+import { parseConfig } from "../config/config.js";
+// Entry point of the `cni-repair` command: parse the configuration, then run the controller.
+import { ConfigError } from "../config/config-error.js";
+import { helpText } from "../config/help.js";
+import { runController } from "./run-controller.js";
+import { VERSION } from "./version.js";
+
+/** Exit codes: 0 clean stop, 1 runtime failure, 2 bad configuration (like most CLIs' usage errors). */
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parseConfig>;
+  try {
+    parsed = parseConfig(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`cni-repair: ${error.message}\nRun 'cni-repair --help' for the flags.`);
+    return 2;
+  }
+  switch (parsed.command) {
+    case "help":
+      process.stdout.write(helpText());
+      return 0;
+    case "version":
+      process.stdout.write(`cni-repair ${VERSION}\n`);
+      return 0;
+    case "run":
+      return await runController(parsed.config);
+  }
+}
+
+process.exitCode = await main();

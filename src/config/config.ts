@@ -1,0 +1,122 @@
+// parseConfig: argv and environment to the command to run and a fully checked, typed Config.
+
+import type { Rule } from "../detect/rule.js";
+import { invalidValue } from "./config-error.js";
+import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./flags.js";
+import { type Command, readArgs, type Setting } from "./read-args.js";
+import { buildRules } from "./rules.js";
+import { escapeFieldValue } from "./selectors.js";
+
+export type Mode = FlagValues["mode"];
+export type LogLevel = FlagValues["log-level"];
+export type LogFormat = FlagValues["log-format"];
+
+export type Config = {
+  /** Presets in the order given, then the custom rule; never empty, names unique. */
+  readonly rules: readonly Rule[];
+  readonly mode: Mode;
+  /** The label put on broken pods in label mode. */
+  readonly label: { readonly key: string; readonly value: string };
+  /** "" selects every pod. */
+  readonly labelSelector: string;
+  /** --field-selector plus `spec.nodeName=<node>` when --node-name is set; "" selects every pod. */
+  readonly fieldSelector: string;
+  readonly nodeName: string | undefined;
+  /** undefined: leave it to the client's default resolution. */
+  readonly kubeconfig: string | undefined;
+  /** undefined: the kubeconfig's current context. */
+  readonly context: string | undefined;
+  readonly workers: number;
+  readonly maxRetries: number;
+  readonly retryBaseDelayMs: number;
+  readonly retryMaxDelayMs: number;
+  /** 0: no periodic resync. */
+  readonly resyncPeriodMs: number;
+  readonly listPageSize: number;
+  /** Whole seconds, sent as the watch's timeoutSeconds. */
+  readonly watchTimeoutMs: number;
+  readonly watchStallTimeoutMs: number;
+  readonly httpAddress: string;
+  /** 0: pick a free port. */
+  readonly httpPort: number;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  readonly shutdownTimeoutMs: number;
+};
+
+export type ParsedConfig = { readonly command: Command; readonly config: Config };
+
+/**
+ * Flags win over CNI_REPAIR_* env vars, which win over defaults. Throws ConfigError naming the flag
+ * or env var and the bad text. For help and version only argv syntax is checked and config holds the
+ * defaults, so a broken environment cannot stop someone reading --help.
+ */
+export function parseConfig(argv: string[], env: Record<string, string | undefined>): ParsedConfig {
+  const args = readArgs(argv);
+  if (args.command !== "run") return { command: args.command, config: defaultConfig() };
+  const given = new Map<FlagName, Setting>();
+  for (const name of flagNames) {
+    const envName = envVarName(name);
+    const text = envName === undefined ? undefined : env[envName];
+    if (envName !== undefined && text !== undefined) given.set(name, { text, source: envName });
+    const fromArgv = args.settings.get(name);
+    if (fromArgv !== undefined) given.set(name, fromArgv);
+  }
+  return { command: "run", config: toConfig(parseValues(given), given) };
+}
+
+/** The config with every flag at its default. */
+export function defaultConfig(): Config {
+  return toConfig(parseValues(new Map()), new Map());
+}
+
+function parseValues(given: ReadonlyMap<FlagName, Setting>): FlagValues {
+  // Built by name, so TypeScript cannot follow the per-key types; each value comes from that key's own parser.
+  const values: Record<string, unknown> = {};
+  for (const name of flagNames) {
+    const setting = given.get(name);
+    if (setting === undefined) {
+      values[name] = flags[name].default;
+      continue;
+    }
+    const parsed = flags[name].parse(setting.text);
+    if (!parsed.ok) throw invalidValue(setting.source, setting.text, parsed.reason);
+    values[name] = parsed.value;
+  }
+  return values as FlagValues;
+}
+
+function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Config {
+  const at = (name: FlagName): Setting => given.get(name) ?? { text: flags[name].defaultText, source: `--${name}` };
+  if (values["retry-base-delay"] > values["retry-max-delay"]) {
+    const base = at("retry-base-delay");
+    throw invalidValue(base.source, base.text, `expected at most --retry-max-delay (${at("retry-max-delay").text})`);
+  }
+  const node = values["node-name"];
+  const fieldSelector = [values["field-selector"], node === "" ? "" : `spec.nodeName=${escapeFieldValue(node)}`]
+    .filter((part) => part !== "")
+    .join(",");
+  return Object.freeze({
+    rules: buildRules(values, given),
+    mode: values.mode,
+    label: Object.freeze({ key: values["label-key"], value: values["label-value"] }),
+    labelSelector: values["label-selector"],
+    fieldSelector,
+    nodeName: node === "" ? undefined : node,
+    kubeconfig: values.kubeconfig === "" ? undefined : values.kubeconfig,
+    context: values.context === "" ? undefined : values.context,
+    workers: values.workers,
+    maxRetries: values["max-retries"],
+    retryBaseDelayMs: values["retry-base-delay"],
+    retryMaxDelayMs: values["retry-max-delay"],
+    resyncPeriodMs: values["resync-period"],
+    listPageSize: values["list-page-size"],
+    watchTimeoutMs: values["watch-timeout"],
+    watchStallTimeoutMs: values["watch-stall-timeout"],
+    httpAddress: values["http-address"],
+    httpPort: values["http-port"],
+    logLevel: values["log-level"],
+    logFormat: values["log-format"],
+    shutdownTimeoutMs: values["shutdown-timeout"],
+  });
+}

@@ -1,0 +1,178 @@
+// The kinds of flag the table in flags.ts is built from: how each turns text into a typed value.
+
+import { durationExpectation, formatDuration, parseDuration } from "./duration.js";
+
+export type FlagType = "string" | "int" | "duration" | "bool" | "list" | "enum";
+
+/** A parsed value, or why the text is wrong, phrased to follow `invalid --flag "text": `. */
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+export type Flag<T> = {
+  readonly type: FlagType;
+  readonly default: T;
+  /** The default as it would be written on the command line; parses back to `default`. */
+  readonly defaultText: string;
+  /** Shown after the flag name in --help: "<duration>", "<delete|label|report>"; empty for booleans. */
+  readonly valueName: string;
+  readonly help: string;
+  /** The accepted range, for --help: "1-64", "0s (off) or 1s-24h". */
+  readonly allowed?: string;
+  /** False only for --help and --version: an env var must not turn the daemon into a one-shot command. */
+  readonly env: boolean;
+  readonly short?: string;
+  readonly parse: (text: string) => Parsed<T>;
+};
+
+export const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+export const fail = (reason: string): Parsed<never> => ({ ok: false, reason });
+
+type Common = { readonly help: string; readonly valueName?: string };
+
+/** Free text; `parse` narrows it when the flag has a syntax (names, selectors, markers). */
+export function stringFlag<T = string>(
+  spec: Common & { readonly default?: string; readonly parse?: (text: string) => Parsed<T> },
+): Flag<T> {
+  const parse = spec.parse ?? ((text: string) => ok(text as T));
+  const defaultText = spec.default ?? "";
+  return {
+    type: "string",
+    default: mustParse(parse, defaultText),
+    defaultText,
+    valueName: spec.valueName ?? "<string>",
+    help: spec.help,
+    env: true,
+    parse,
+  };
+}
+
+export function intFlag(
+  spec: Common & { readonly default: number; readonly min: number; readonly max: number; readonly what?: string },
+): Flag<number> {
+  const expected = `expected ${spec.what ?? "an integer"} ${spec.min}-${spec.max}`;
+  const parse = (text: string): Parsed<number> => {
+    if (!/^\d{1,15}$/.test(text)) return fail(expected);
+    const value = Number(text);
+    return value >= spec.min && value <= spec.max ? ok(value) : fail(expected);
+  };
+  return {
+    type: "int",
+    default: mustParse(parse, String(spec.default)),
+    defaultText: String(spec.default),
+    valueName: spec.valueName ?? "<int>",
+    help: spec.help,
+    allowed: `${spec.min}-${spec.max}`,
+    env: true,
+    parse,
+  };
+}
+
+// Node clamps timers above 2^31-1 ms (~24.8 days) to 1ms, so an overlong period would fire constantly.
+const maxDurationMs = 24 * 3_600_000;
+
+export function durationFlag(
+  spec: Common & {
+    readonly default: string;
+    /** Smallest non-zero value. */
+    readonly min: number;
+    /** 0 is allowed and means "off", whatever min is. */
+    readonly zeroMeansOff?: boolean;
+    /** The value goes to the API server in whole seconds. */
+    readonly wholeSeconds?: boolean;
+  },
+): Flag<number> {
+  const range = `${spec.zeroMeansOff === true ? "0s (off) or " : ""}${formatDuration(spec.min)}-${formatDuration(maxDurationMs)}`;
+  const parse = (text: string): Parsed<number> => {
+    let ms: number;
+    try {
+      ms = parseDuration(text);
+    } catch (error) {
+      return fail(error instanceof Error ? error.message : durationExpectation);
+    }
+    if (ms === 0 && spec.zeroMeansOff === true) return ok(0);
+    if (ms < spec.min || ms > maxDurationMs) return fail(`expected a duration ${range}`);
+    if (spec.wholeSeconds === true && ms % 1000 !== 0) return fail("expected whole seconds");
+    return ok(ms);
+  };
+  return {
+    type: "duration",
+    default: mustParse(parse, spec.default),
+    defaultText: spec.default,
+    valueName: spec.valueName ?? "<duration>",
+    help: spec.help,
+    allowed: spec.wholeSeconds === true ? `${range}, whole seconds` : range,
+    env: true,
+    parse,
+  };
+}
+
+const boolWords: Readonly<Record<string, boolean>> = { true: true, false: false, 1: true, 0: false };
+
+/** Off by default; `--x` alone means true. */
+export function boolFlag(spec: Common & { readonly short?: string; readonly env?: boolean }): Flag<boolean> {
+  const parse = (text: string): Parsed<boolean> => {
+    const value = Object.hasOwn(boolWords, text) ? boolWords[text] : undefined;
+    return value === undefined ? fail("expected true, false, 1 or 0") : ok(value);
+  };
+  return {
+    type: "bool",
+    default: false,
+    defaultText: "false",
+    valueName: "",
+    help: spec.help,
+    env: spec.env ?? true,
+    ...(spec.short === undefined ? {} : { short: spec.short }),
+    parse,
+  };
+}
+
+/** Comma-separated items, blanks around them ignored; "" is the empty list, an empty item is an error. */
+export function listFlag<T = string>(
+  spec: Common & { readonly default: string; readonly item?: (text: string) => Parsed<T> },
+): Flag<readonly T[]> {
+  const item = spec.item ?? ((text: string) => ok(text as T));
+  const parse = (text: string): Parsed<readonly T[]> => {
+    if (text.trim() === "") return ok([]);
+    const values: T[] = [];
+    for (const part of text.split(",")) {
+      const trimmed = part.trim();
+      if (trimmed === "") return fail("expected a comma-separated list without empty items");
+      const parsed = item(trimmed);
+      if (!parsed.ok) return parsed;
+      values.push(parsed.value);
+    }
+    return ok(Object.freeze(values));
+  };
+  return {
+    type: "list",
+    default: mustParse(parse, spec.default),
+    defaultText: spec.default,
+    valueName: spec.valueName ?? "<list>",
+    help: spec.help,
+    env: true,
+    parse,
+  };
+}
+
+export function enumFlag<const C extends readonly string[]>(
+  choices: C,
+  spec: Common & { readonly default: C[number] },
+): Flag<C[number]> {
+  const parse = (text: string): Parsed<C[number]> =>
+    choices.includes(text) ? ok(text) : fail(`expected one of ${choices.join(", ")}`);
+  return {
+    type: "enum",
+    default: mustParse(parse, spec.default),
+    defaultText: spec.default,
+    valueName: spec.valueName ?? `<${choices.join("|")}>`,
+    help: spec.help,
+    env: true,
+    parse,
+  };
+}
+
+/** Defaults go through the same parser as user input, so a bad default fails at import, not in production. */
+function mustParse<T>(parse: (text: string) => Parsed<T>, text: string): T {
+  const parsed = parse(text);
+  if (!parsed.ok) throw new Error(`bad flag default ${JSON.stringify(text)}: ${parsed.reason}`);
+  return parsed.value;
+}

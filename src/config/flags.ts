@@ -1,0 +1,197 @@
+// The one table of every cni-repair flag: parsing, env var names and --help are all generated from it.
+
+import { isIP } from "node:net";
+import { isPresetName, presetNames } from "../detect/presets.js";
+import {
+  boolFlag,
+  durationFlag,
+  enumFlag,
+  type Flag,
+  fail,
+  intFlag,
+  listFlag,
+  ok,
+  type Parsed,
+  stringFlag,
+} from "./flag-kinds.js";
+import { parseMarker } from "./markers.js";
+import {
+  isDnsLabel,
+  isDnsSubdomain,
+  isHostname,
+  isLabelValue,
+  isQualifiedName,
+  labelValueExpectation,
+  qualifiedNameExpectation,
+} from "./names.js";
+import { fieldSelectorProblem, labelSelectorProblem } from "./selectors.js";
+
+/** Turns a predicate into a parser that keeps the text. */
+const check =
+  (test: (text: string) => boolean, expected: string) =>
+  (text: string): Parsed<string> =>
+    test(text) ? ok(text) : fail(expected);
+
+/** Wraps a "what is wrong" function into a parser that keeps the text. */
+const problems =
+  (problem: (text: string) => string | undefined) =>
+  (text: string): Parsed<string> => {
+    const found = problem(text);
+    return found === undefined ? ok(text) : fail(`malformed selector: ${found}`);
+  };
+
+const optional = (test: (text: string) => boolean) => (text: string) => text === "" || test(text);
+
+const preset = (name: string): Parsed<string> =>
+  isPresetName(name) ? ok(name) : fail(`unknown preset ${JSON.stringify(name)}, expected ${presetNames.join(", ")}`);
+
+// Canonical decimal only: "007" or "+1" in a list of exit codes is more likely a mistake than intent.
+const exitCode = (text: string): Parsed<number> =>
+  /^[1-9]\d{0,2}$/.test(text) && Number(text) <= 255
+    ? ok(Number(text))
+    : fail(`expected integers 1-255, got ${JSON.stringify(text)}`);
+
+const dnsLabelExpectation = "expected a DNS label: ≤63 chars of [a-z0-9-], starting and ending alphanumeric";
+
+export const flags = {
+  preset: listFlag({
+    default: "istio",
+    item: preset,
+    help: `Built-in rules to apply, comma-separated: ${presetNames.join(", ")}. Empty (--preset=) only with a custom rule.`,
+  }),
+  "custom-init-container": stringFlag({
+    parse: check(optional(isDnsLabel), dnsLabelExpectation),
+    valueName: "<name>",
+    help: "Init container of a custom rule; setting it enables the rule.",
+  }),
+  "custom-exit-codes": listFlag({
+    default: "",
+    item: exitCode,
+    help: "Custom rule: comma-separated exit codes (1-255) meaning traffic redirection is missing. Required with the custom rule.",
+  }),
+  "custom-termination-message": stringFlag({
+    valueName: "<text>",
+    help: "Custom rule, optional: the init container's termination message must contain this text.",
+  }),
+  "custom-require-annotation": stringFlag({
+    parse: (text) => parseMarker(text, "annotation"),
+    valueName: "<key[=value]>",
+    help: "Custom rule, optional: the pod must carry this annotation (with this value, if given).",
+  }),
+  "custom-require-label": stringFlag({
+    parse: (text) => parseMarker(text, "label"),
+    valueName: "<key[=value]>",
+    help: "Custom rule, optional: the pod must carry this label (with this value, if given).",
+  }),
+  "custom-rule-name": stringFlag({
+    default: "custom",
+    parse: check(isDnsLabel, dnsLabelExpectation),
+    valueName: "<name>",
+    help: "Custom rule: its name in metrics and logs; must differ from the presets in use.",
+  }),
+  mode: enumFlag(["delete", "label", "report"], {
+    default: "delete",
+    help: "What to do with a broken pod: delete it so its owner recreates it, label it, or only report it.",
+  }),
+  "label-key": stringFlag({
+    default: "cni.istio.io/uninitialized",
+    parse: check(isQualifiedName, qualifiedNameExpectation),
+    valueName: "<key>",
+    help: "Label mode: the label key put on broken pods.",
+  }),
+  "label-value": stringFlag({
+    default: "true",
+    parse: check(isLabelValue, labelValueExpectation),
+    valueName: "<value>",
+    help: "Label mode: the label value put on broken pods.",
+  }),
+  "label-selector": stringFlag({
+    parse: problems(labelSelectorProblem),
+    valueName: "<selector>",
+    help: "Only watch pods matching this label selector (k, !k, k=v, k!=v, k in (a,b), k notin (a,b)).",
+  }),
+  "field-selector": stringFlag({
+    parse: problems(fieldSelectorProblem),
+    valueName: "<selector>",
+    help: "Only watch pods matching this field selector (path=value, path!=value).",
+  }),
+  "node-name": stringFlag({
+    parse: check(optional(isDnsSubdomain), "expected a node name (DNS subdomain)"),
+    valueName: "<node>",
+    help: "Only watch pods on this node (adds spec.nodeName=<node> to the field selector); for per-node deployment.",
+  }),
+  kubeconfig: stringFlag({
+    valueName: "<path>",
+    help: "Kubeconfig file; empty leaves the choice to the client's default resolution.",
+  }),
+  context: stringFlag({ valueName: "<name>", help: "Kubeconfig context to use; empty means the current context." }),
+  workers: intFlag({ default: 4, min: 1, max: 64, help: "Pods reconciled concurrently." }),
+  "max-retries": intFlag({
+    default: 5,
+    min: 0,
+    max: 100,
+    help: "Retries per pod after a failed reconcile before giving up until its next change.",
+  }),
+  "retry-base-delay": durationFlag({
+    default: "1s",
+    min: 1,
+    help: "First retry delay; it doubles per retry up to --retry-max-delay.",
+  }),
+  "retry-max-delay": durationFlag({ default: "2m", min: 1, help: "Longest retry delay; at least --retry-base-delay." }),
+  "resync-period": durationFlag({
+    default: "5m",
+    min: 1_000,
+    zeroMeansOff: true,
+    help: "How often every cached pod is checked again even without a change; 0s turns it off.",
+  }),
+  "list-page-size": intFlag({ default: 500, min: 1, max: 10_000, help: "Pods per page when listing." }),
+  "watch-timeout": durationFlag({
+    default: "5m",
+    min: 10_000,
+    wholeSeconds: true,
+    help: "Server-side timeout of each watch request, after which the watch is restarted.",
+  }),
+  "watch-stall-timeout": durationFlag({
+    default: "3m",
+    min: 1_000,
+    help: "A watch with no event or bookmark for this long is treated as dead and restarted.",
+  }),
+  "http-address": stringFlag({
+    default: "0.0.0.0",
+    parse: check((text) => isIP(text) !== 0 || isHostname(text), "expected an IP address or hostname"),
+    valueName: "<address>",
+    help: "Address of the metrics and health HTTP server.",
+  }),
+  "http-port": intFlag({
+    default: 8080,
+    min: 0,
+    max: 65_535,
+    what: "a port",
+    help: "Port of the metrics and health HTTP server; 0 picks a free port.",
+  }),
+  "log-level": enumFlag(["error", "warn", "info", "debug"], { default: "info", help: "Least severe level logged." }),
+  "log-format": enumFlag(["json", "text"], { default: "json", help: "Log line format." }),
+  "shutdown-timeout": durationFlag({
+    default: "20s",
+    min: 0,
+    help: "On SIGTERM, how long in-flight actions may take to finish before exiting anyway.",
+  }),
+  help: boolFlag({ short: "h", env: false, help: "Print this help and exit." }),
+  version: boolFlag({ env: false, help: "Print the version and exit." }),
+} as const;
+
+export type FlagName = keyof typeof flags;
+export type FlagValue<N extends FlagName> = (typeof flags)[N] extends Flag<infer T> ? T : never;
+/** Every flag's typed value, keyed by flag name. */
+export type FlagValues = { readonly [N in FlagName]: FlagValue<N> };
+
+export const flagNames = Object.keys(flags) as readonly FlagName[];
+
+export function isFlagName(name: string): name is FlagName {
+  return Object.hasOwn(flags, name);
+}
+
+/** `--max-retries` → `CNI_REPAIR_MAX_RETRIES`; undefined for the flags that have no env var. */
+export function envVarName(name: FlagName): string | undefined {
+  return flags[name].env ? `CNI_REPAIR_${name.toUpperCase().replaceAll("-", "_")}` : undefined;
+}

@@ -1,0 +1,77 @@
+// argv to the command and the raw text of each flag given; values are checked later, against the table.
+
+import { parseArgs } from "node:util";
+import { ConfigError, invalidValue } from "./config-error.js";
+import { type FlagName, flags, isFlagName } from "./flags.js";
+
+export type Command = "run" | "help" | "version";
+
+/** The text a flag was given, and where from ("--mode" or "CNI_REPAIR_MODE"), for error messages. */
+export type Setting = { readonly text: string; readonly source: string };
+
+export type Args = { readonly command: Command; readonly settings: ReadonlyMap<FlagName, Setting> };
+
+const parseOptions = Object.fromEntries(
+  Object.entries(flags).map(([name, flag]) => [
+    name,
+    {
+      type: flag.type === "bool" ? ("boolean" as const) : ("string" as const),
+      ...(flag.short === undefined ? {} : { short: flag.short }),
+    },
+  ]),
+);
+
+/** Reads argv; throws ConfigError for unknown flags, missing values and stray arguments. */
+export function readArgs(argv: readonly string[]): Args {
+  // Non-strict so we can accept `--bool=false` and word our own errors; we check every token ourselves.
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: parseOptions,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const settings = new Map<FlagName, Setting>();
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const { name, rawName } = token;
+    if (!isFlagName(name)) throw new ConfigError(`unknown flag ${rawName} (see --help)`);
+    const source = `--${name}`;
+    if (flags[name].type === "bool") {
+      settings.set(name, { text: token.value ?? "true", source });
+      continue;
+    }
+    if (token.value === undefined) throw new ConfigError(`flag ${source} needs a value`);
+    // "--kubeconfig --help" would otherwise swallow the next flag; "-1s" still reaches the value check.
+    if (!token.inlineValue && /^-[^\d]/.test(token.value)) {
+      throw new ConfigError(
+        `flag ${source} needs a value, got flag ${token.value} (write ${source}=${token.value} to mean it)`,
+      );
+    }
+    settings.set(name, { text: token.value, source });
+  }
+  return { command: commandOf(positionals, settings), settings };
+}
+
+function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Command {
+  const [first, ...rest] = positionals;
+  if (first !== undefined && first !== "run") {
+    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, --help or --version`);
+  }
+  if (rest.length > 0) {
+    throw new ConfigError(`unexpected arguments after run: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
+  }
+  if (isSet(settings, "help")) return "help";
+  if (isSet(settings, "version")) return "version";
+  return "run";
+}
+
+function isSet(settings: ReadonlyMap<FlagName, Setting>, name: "help" | "version"): boolean {
+  const setting = settings.get(name);
+  if (setting === undefined) return false;
+  const parsed = flags[name].parse(setting.text);
+  if (!parsed.ok) throw invalidValue(setting.source, setting.text, parsed.reason);
+  return parsed.value;
+}

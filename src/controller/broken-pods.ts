@@ -1,0 +1,49 @@
+// Which pods are broken right now (by key), since when, and under which rule: feeds the gauge,
+// the detection counter, repair latency and the periodic resync.
+import type { LabelledCounter, LabelledGauge } from "../observe/metrics.js";
+
+export type BrokenEntry = { readonly uid: string; readonly rule: string; readonly sinceMs: number };
+
+export class BrokenPods {
+  readonly #entries = new Map<string, BrokenEntry>();
+  readonly #gauge: LabelledGauge<{ rule: string }>;
+  readonly #detections: LabelledCounter<{ rule: string }>;
+
+  constructor(gauge: LabelledGauge<{ rule: string }>, detections: LabelledCounter<{ rule: string }>) {
+    this.#gauge = gauge;
+    this.#detections = detections;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#entries.keys();
+  }
+
+  /** Records the pod as broken; a new UID under the same name (a replacement) counts as a new detection. */
+  markBroken(key: string, uid: string, rule: string, nowMs: number): BrokenEntry {
+    const existing = this.#entries.get(key);
+    if (existing && existing.uid === uid && existing.rule === rule) return existing;
+    if (existing) this.#gauge.dec({ rule: existing.rule });
+    const entry = { uid, rule, sinceMs: existing?.uid === uid ? existing.sinceMs : nowMs };
+    this.#entries.set(key, entry);
+    this.#gauge.inc({ rule });
+    if (existing?.uid !== uid) this.#detections.inc({ rule });
+    return entry;
+  }
+
+  /** The pod is healthy, going away, or gone: returns what was known about it. */
+  clear(key: string): BrokenEntry | undefined {
+    const existing = this.#entries.get(key);
+    if (!existing) return undefined;
+    this.#entries.delete(key);
+    this.#gauge.dec({ rule: existing.rule });
+    return existing;
+  }
+}

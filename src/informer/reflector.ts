@@ -1,0 +1,225 @@
+// Keeps the pod cache in step with the API server: paginated list, then watch, forever.
+//
+// An explicit state machine with one transition function (step):
+//   list  ──ok──▶ watch(rv) ──server timeout──▶ watch(last rv)
+//     ▲              │ 410 Gone ─────────────────▶ list (diffed against the cache)
+//     │              │ stalled (no byte for stallTimeout) ─▶ watch(last rv)
+//     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
+// It never gives up; only the abort signal ends run().
+import { setTimeout as sleep } from "node:timers/promises";
+import type { PodFacts } from "../detect/facts.js";
+import { podKey } from "../detect/facts.js";
+import { type FactsSchema, toPodFacts } from "../detect/to-pod-facts.js";
+import { ApiError } from "../kube/api-error.js";
+import { listPodsPage, type PodScope, watchPods } from "../kube/pods-api.js";
+import type { KubeTransport } from "../kube/transport.js";
+import { Backoff, type BackoffPolicy } from "../util/backoff.js";
+import { PodStore, type StoreChange } from "./pod-store.js";
+import { watchEvents } from "./watch-lines.js";
+
+export type WatchRestartReason = "timeout" | "gone" | "error" | "stalled";
+
+/** What the reflector reports as it goes; metrics and logs hang off this. */
+export type ReflectorObserver = {
+  change(change: StoreChange): void;
+  listed(pods: number, durationMs: number): void;
+  watchEvent(type: string): void;
+  watchRestart(reason: WatchRestartReason, error?: unknown): void;
+};
+
+export type ReflectorOptions = {
+  readonly transport: KubeTransport;
+  readonly scope: PodScope;
+  readonly schema: FactsSchema;
+  readonly pageSize: number;
+  /** Server-side timeout of each watch; randomised in [t, 2t) so replicas do not reconnect in step. */
+  readonly watchTimeoutMs: number;
+  /** A watch that delivers no byte (event or bookmark) for this long is dead. */
+  readonly stallTimeoutMs: number;
+  readonly backoff: BackoffPolicy;
+  readonly observer: ReflectorObserver;
+};
+
+type State =
+  | { readonly phase: "list" }
+  | { readonly phase: "watch"; readonly resourceVersion: string }
+  | { readonly phase: "wait"; readonly delayMs: number; readonly next: State };
+
+/** A watch that ends this soon without a single event is treated as an error, like client-go does. */
+const SHORT_WATCH_MS = 1_000;
+
+export class PodReflector {
+  readonly store = new PodStore();
+  readonly #options: ReflectorOptions;
+  readonly #backoff: Backoff;
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #lastActivity = performance.now();
+
+  constructor(options: ReflectorOptions) {
+    this.#options = options;
+    this.#backoff = new Backoff(options.backoff);
+  }
+
+  /** True once the first full list is in the cache. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Milliseconds since the last list page, watch byte, or (re)connection. */
+  get idleMs(): number {
+    return performance.now() - this.#lastActivity;
+  }
+
+  async waitForSync(signal: AbortSignal): Promise<boolean> {
+    if (this.#synced) return true;
+    await new Promise<void>((resolve) => {
+      this.#syncWaiters.push(resolve);
+      signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    return this.#synced;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    let state: State = { phase: "list" };
+    while (!signal.aborted) state = await this.#step(state, signal);
+  }
+
+  async #step(state: State, signal: AbortSignal): Promise<State> {
+    switch (state.phase) {
+      case "list":
+        return await this.#list(signal);
+      case "watch":
+        return await this.#watch(state.resourceVersion, signal);
+      case "wait":
+        await sleep(state.delayMs, undefined, { signal }).catch(() => {});
+        return state.next;
+    }
+  }
+
+  async #list(signal: AbortSignal): Promise<State> {
+    const started = performance.now();
+    const listed = new Map<string, PodFacts>();
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    try {
+      do {
+        const page = await listPodsPage(this.#options.transport, this.#options.scope, {
+          limit: this.#options.pageSize,
+          continueToken,
+          signal,
+        });
+        this.#lastActivity = performance.now();
+        for (const item of page.items) {
+          const facts = toPodFacts(item, this.#options.schema);
+          if (facts) listed.set(podKey(facts.namespace, facts.name), facts);
+        }
+        continueToken = page.continueToken;
+        resourceVersion = page.resourceVersion;
+      } while (continueToken !== undefined);
+    } catch (error) {
+      if (signal.aborted) return { phase: "list" };
+      // An expired continue token (410) means the snapshot is gone: start the list over, after a pause.
+      this.#options.observer.watchRestart("error", error);
+      return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
+    }
+    for (const change of this.store.replaceAll(listed)) this.#options.observer.change(change);
+    this.#options.observer.listed(listed.size, performance.now() - started);
+    this.#markSynced();
+    return { phase: "watch", resourceVersion };
+  }
+
+  async #watch(fromVersion: string, signal: AbortSignal): Promise<State> {
+    const { observer } = this.#options;
+    const opened = performance.now();
+    const stop = new AbortController();
+    const watchSignal = AbortSignal.any([signal, stop.signal]);
+    let resourceVersion = fromVersion;
+    let events = 0;
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const feed = () => {
+      this.#lastActivity = performance.now();
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        stop.abort();
+      }, this.#options.stallTimeoutMs);
+    };
+    try {
+      feed();
+      const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
+      const response = await watchPods(this.#options.transport, this.#options.scope, {
+        resourceVersion,
+        timeoutSeconds,
+        signal: watchSignal,
+      });
+      if (!response.body) throw new Error("watch answer has no body");
+      for await (const event of watchEvents(response.body, feed)) {
+        events++;
+        observer.watchEvent(event.type);
+        if (event.type === "ERROR") throw statusError(event.object);
+        const version = (event.object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
+          ?.resourceVersion;
+        if (typeof version === "string" && version !== "") resourceVersion = version;
+        this.#apply(event.type, event.object);
+        this.#backoff.reset();
+      }
+      if (events === 0 && performance.now() - opened < SHORT_WATCH_MS) {
+        observer.watchRestart("error", new Error("watch closed at once with no event"));
+        return { phase: "wait", delayMs: this.#backoff.next(), next: { phase: "watch", resourceVersion } };
+      }
+      observer.watchRestart("timeout");
+      return { phase: "watch", resourceVersion };
+    } catch (error) {
+      if (signal.aborted) return { phase: "watch", resourceVersion };
+      if (stalled) {
+        observer.watchRestart("stalled");
+        return { phase: "watch", resourceVersion };
+      }
+      if (error instanceof ApiError && error.status === 410) {
+        // The version we hold is compacted away: relist, and the store diff fills in what we missed.
+        observer.watchRestart("gone", error);
+        return { phase: "list" };
+      }
+      observer.watchRestart("error", error);
+      return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "watch", resourceVersion } };
+    } finally {
+      clearTimeout(watchdog);
+      stop.abort();
+    }
+  }
+
+  #apply(type: string, object: unknown): void {
+    if (type === "BOOKMARK") return;
+    const facts = toPodFacts(object, this.#options.schema);
+    if (!facts) return;
+    const change = type === "DELETED" ? this.store.delete(facts.namespace, facts.name) : this.store.upsert(facts);
+    if (change) this.#options.observer.change(change);
+  }
+
+  /** Backoff, but never sooner than the server asked for with Retry-After. */
+  #retryDelay(error: unknown): number {
+    const backoff = this.#backoff.next();
+    const retryAfter = error instanceof ApiError ? (error.retryAfterMs ?? 0) : 0;
+    return Math.max(backoff, retryAfter);
+  }
+
+  #markSynced(): void {
+    if (this.#synced) return;
+    this.#synced = true;
+    for (const resolve of this.#syncWaiters) resolve();
+    this.#syncWaiters = [];
+  }
+}
+
+/** A watch ERROR event carries a Status object; 410 Gone means the resourceVersion is too old. */
+function statusError(object: unknown): ApiError {
+  const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+  const code = typeof status.code === "number" ? status.code : 500;
+  const message = typeof status.message === "string" ? status.message : "watch error";
+  return new ApiError(`watch ERROR event: ${code}: ${message}`, {
+    status: code,
+    reason: typeof status.reason === "string" ? status.reason : undefined,
+  });
+}

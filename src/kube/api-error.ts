@@ -1,0 +1,59 @@
+// A failed Kubernetes API call: HTTP status (0 when the server was not reached), Status reason, Retry-After.
+
+export class ApiError extends Error {
+  readonly code = "ERR_KUBE_API";
+  /** HTTP status, or 0 when no response came back (connection refused, reset, timeout). */
+  readonly status: number;
+  /** The Status object's reason (e.g. "Conflict", "Expired", "Forbidden"), when the server sent one. */
+  readonly reason: string | undefined;
+  /** From the Retry-After header (429, 503, some 5xx), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    options: { status: number; reason?: string | undefined; retryAfterMs?: number | undefined; cause?: unknown },
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ApiError";
+    this.status = options.status;
+    this.reason = options.reason;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** The label value for cni_repair_api_requests_total{code}. */
+  get codeLabel(): string {
+    return this.status === 0 ? "error" : String(this.status);
+  }
+}
+
+/** Parses Retry-After: delta-seconds or an HTTP date. Undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Builds an ApiError from a non-2xx response body (a Status object when the API server wrote it). */
+export function apiErrorFromResponse(
+  what: string,
+  status: number,
+  bodyText: string,
+  retryAfter: string | null,
+): ApiError {
+  let reason: string | undefined;
+  let message = bodyText.slice(0, 300);
+  try {
+    const body = JSON.parse(bodyText) as { reason?: unknown; message?: unknown };
+    if (typeof body.reason === "string") reason = body.reason;
+    if (typeof body.message === "string") message = body.message;
+  } catch {
+    // Not JSON (a proxy's error page): keep the start of the text.
+  }
+  return new ApiError(`${what}: ${status}${reason ? ` ${reason}` : ""}: ${message}`, {
+    status,
+    reason,
+    retryAfterMs: parseRetryAfter(retryAfter),
+  });
+}

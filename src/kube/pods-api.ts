@@ -1,0 +1,100 @@
+// The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
+import type { Response } from "undici";
+import type { KubeTransport } from "./transport.js";
+
+export type PodScope = {
+  readonly labelSelector: string;
+  readonly fieldSelector: string;
+};
+
+export type PodListPage = {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+  /** Token for the next page; undefined on the last one. */
+  readonly continueToken: string | undefined;
+};
+
+export type Preconditions = { readonly uid: string; readonly resourceVersion: string };
+
+const podPath = (namespace: string, name: string): string =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+
+export async function listPodsPage(
+  transport: KubeTransport,
+  scope: PodScope,
+  page: { limit: number; continueToken: string | undefined; signal?: AbortSignal },
+): Promise<PodListPage> {
+  const { body } = await transport.request("list", "GET", "/api/v1/pods", {
+    query: {
+      labelSelector: scope.labelSelector,
+      fieldSelector: scope.fieldSelector,
+      limit: page.limit,
+      continue: page.continueToken,
+    },
+    ...(page.signal && { signal: page.signal }),
+    timeoutMs: 60_000,
+  });
+  const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
+  const resourceVersion = list.metadata?.resourceVersion;
+  if (typeof resourceVersion !== "string" || resourceVersion === "") {
+    throw new Error("pod list answer carries no metadata.resourceVersion");
+  }
+  const continueToken = list.metadata?.continue;
+  return {
+    items: Array.isArray(list.items) ? list.items : [],
+    resourceVersion,
+    continueToken: typeof continueToken === "string" && continueToken !== "" ? continueToken : undefined,
+  };
+}
+
+/** Opens a watch of all pods in scope from a resourceVersion; the server ends it after timeoutSeconds. */
+export async function watchPods(
+  transport: KubeTransport,
+  scope: PodScope,
+  options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal },
+): Promise<Response> {
+  return await transport.stream("/api/v1/pods", {
+    query: {
+      watch: true,
+      allowWatchBookmarks: true,
+      resourceVersion: options.resourceVersion,
+      timeoutSeconds: options.timeoutSeconds,
+      labelSelector: scope.labelSelector,
+      fieldSelector: scope.fieldSelector,
+    },
+    signal: options.signal,
+  });
+}
+
+/**
+ * Deletes the pod only if it is still the very object that was judged: same UID (not a replacement with the
+ * same name) and same resourceVersion (not changed since). A mismatch answers 409; a gone pod 404.
+ * dryRun runs admission, authorization and the preconditions for real without deleting.
+ */
+export async function deletePod(
+  transport: KubeTransport,
+  pod: { namespace: string; name: string },
+  preconditions: Preconditions,
+  options: { dryRun: boolean },
+): Promise<void> {
+  await transport.request("delete", "DELETE", podPath(pod.namespace, pod.name), {
+    query: { dryRun: options.dryRun ? "All" : undefined },
+    body: { apiVersion: "v1", kind: "DeleteOptions", preconditions },
+  });
+}
+
+/**
+ * Sets labels through the pods/status subresource (a narrower permission than patching pods). The
+ * resourceVersion in the patch makes the server refuse (409) a pod that changed since it was judged.
+ */
+export async function labelPodViaStatus(
+  transport: KubeTransport,
+  pod: { namespace: string; name: string },
+  resourceVersion: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  await transport.request("patch", "PATCH", `${podPath(pod.namespace, pod.name)}/status`, {
+    body: { metadata: { resourceVersion, labels } },
+    contentType: "application/merge-patch+json",
+  });
+}

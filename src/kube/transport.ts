@@ -1,0 +1,146 @@
+// HTTP to the API server: client-node's kubeconfig auth and TLS, one pooled connection agent, raw JSON.
+//
+// Why not client-node's generated API classes for the hot paths: they build a new undici Agent (a new TLS
+// handshake) per request, and deserialize every Pod into class instances with Date objects, which the
+// compact cache would throw away at once. Here the JSON goes straight to the facts transform.
+import type { KubeConfig } from "@kubernetes/client-node";
+import { Agent, type Dispatcher, fetch, type Response } from "undici";
+import { ApiError, apiErrorFromResponse } from "./api-error.js";
+
+export type Verb = "list" | "watch" | "get" | "create" | "delete" | "patch";
+
+export type RequestOptions = {
+  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+  /** Whole-request timeout; watches use their own stall watchdog instead. */
+  readonly timeoutMs?: number;
+};
+
+export type ApiResponse = { readonly status: number; readonly body: unknown };
+
+/** Called once per request with its verb and status code label ("200", "409", "error"). */
+export type RequestObserver = (verb: Verb, code: string) => void;
+
+/** Auth headers can change (rotated service-account token, exec plugins): re-read them this often. */
+const AUTH_REFRESH_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class KubeTransport {
+  readonly server: string;
+  readonly #config: KubeConfig;
+  readonly #observe: RequestObserver;
+  readonly #userAgent: string;
+  #dispatcher: Dispatcher | undefined;
+  #headers: Record<string, string> = {};
+  #headersReadAt = Number.NEGATIVE_INFINITY;
+
+  constructor(config: KubeConfig, options: { observe?: RequestObserver; userAgent: string }) {
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
+    if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.#config = config;
+    this.#observe = options.observe ?? (() => {});
+    this.#userAgent = options.userAgent;
+  }
+
+  /** A JSON request; non-2xx answers throw ApiError. */
+  async request(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const response = await this.#send(verb, method, path, options, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const text = await response.text();
+    return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined };
+  }
+
+  /** A streaming GET (watch). The caller reads and cancels the body; non-2xx answers throw ApiError. */
+  async stream(path: string, options: RequestOptions = {}): Promise<Response> {
+    return await this.#send("watch", "GET", path, options, undefined);
+  }
+
+  /** Closes pooled connections. */
+  async close(): Promise<void> {
+    await this.#dispatcher?.close();
+  }
+
+  async #send(
+    verb: Verb,
+    method: string,
+    path: string,
+    options: RequestOptions,
+    timeoutMs: number | undefined,
+  ): Promise<Response> {
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = {
+      ...(await this.#authHeaders()),
+      accept: "application/json",
+      "user-agent": this.#userAgent,
+    };
+    if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    const signals = [options.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)].filter(
+      (signal): signal is AbortSignal => signal !== undefined,
+    );
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? null : JSON.stringify(options.body),
+        ...(this.#dispatcher && { dispatcher: this.#dispatcher }),
+        ...(signals.length > 0 && { signal: AbortSignal.any(signals) }),
+      });
+    } catch (error) {
+      this.#observe(verb, "error");
+      if (options.signal?.aborted) throw error;
+      const detail = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : "";
+      throw new ApiError(`${method} ${url.pathname}: no response from ${this.server}: ${detail}`, {
+        status: 0,
+        cause: error,
+      });
+    }
+    this.#observe(verb, String(response.status));
+    if (response.status >= 200 && response.status < 300) return response;
+    const text = await response.text().catch(() => "");
+    throw apiErrorFromResponse(`${method} ${url.pathname}`, response.status, text, response.headers.get("retry-after"));
+  }
+
+  /** client-node resolves the credentials (token, token file, exec plugin, client cert) and TLS settings. */
+  async #authHeaders(): Promise<Record<string, string>> {
+    if (performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) return this.#headers;
+    const options: { headers?: Record<string, unknown>; auth?: string } & TlsOptions = { headers: {} };
+    await this.#config.applyToHTTPSOptions(options);
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(options.headers ?? {})) headers[key.toLowerCase()] = String(value);
+    if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString("base64")}`;
+    // TLS material is read once: the agent keeps connections open across credential refreshes.
+    this.#dispatcher ??= this.server.startsWith("https:") ? createAgent(options) : undefined;
+    this.#headers = headers;
+    this.#headersReadAt = performance.now();
+    return headers;
+  }
+}
+
+type TlsOptions = {
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+};
+
+function createAgent(tls: TlsOptions): Agent {
+  return new Agent({
+    connect: {
+      ...(tls.ca !== undefined && { ca: tls.ca }),
+      ...(tls.cert !== undefined && { cert: tls.cert }),
+      ...(tls.key !== undefined && { key: tls.key }),
+      ...(tls.rejectUnauthorized !== undefined && { rejectUnauthorized: tls.rejectUnauthorized }),
+      ...(tls.servername !== undefined && { servername: tls.servername }),
+      keepAlive: true,
+      keepAliveInitialDelay: 30_000,
+    },
+  });
+}

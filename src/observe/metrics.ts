@@ -1,0 +1,206 @@
+// Every Prometheus metric the controller exports, created on a caller-supplied registry.
+
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
+
+export const REPAIR_TYPES = ["delete", "label", "report"] as const;
+export type RepairType = (typeof REPAIR_TYPES)[number];
+
+export const REPAIR_RESULTS = ["success", "fail", "skip", "dry_run"] as const;
+export type RepairResult = (typeof REPAIR_RESULTS)[number];
+
+/** timeout: the server closed the watch normally; gone: 410 (resourceVersion too old); stalled: no event or bookmark in time. */
+export const WATCH_RESTART_REASONS = ["timeout", "gone", "error", "stalled"] as const;
+export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
+
+export const WATCH_EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"] as const;
+export type WatchEventType = (typeof WATCH_EVENT_TYPES)[number];
+
+/** HTTP verb against the API server, e.g. "list", "watch", "delete", "patch", "create". */
+export type ApiVerb = string;
+/** HTTP status as a string ("200", "409"), or "error" when no response came back. */
+export type ApiCode = string;
+
+/** Seconds, 5 ms to 30 s: reconciles take milliseconds, repairs can wait out backoff. */
+export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+type Labels = Record<string, string>;
+
+/** A counter whose label values are checked at compile time. */
+export type LabelledCounter<L extends Labels> = Omit<Counter<keyof L & string>, "inc" | "labels" | "remove"> & {
+  inc(labels: L, value?: number): void;
+  labels(labels: L): Counter.Internal;
+  remove(labels: L): void;
+};
+
+/** A gauge whose label values are checked at compile time. */
+export type LabelledGauge<L extends Labels> = Omit<
+  Gauge<keyof L & string>,
+  "inc" | "dec" | "set" | "labels" | "remove" | "setToCurrentTime" | "startTimer"
+> & {
+  inc(labels: L, value?: number): void;
+  dec(labels: L, value?: number): void;
+  set(labels: L, value: number): void;
+  labels(labels: L): Gauge.Internal<keyof L & string>;
+  remove(labels: L): void;
+};
+
+export type Metrics = {
+  /** cni_repair_pods_repaired_total */
+  readonly podsRepaired: LabelledCounter<{ type: RepairType; result: RepairResult }>;
+  /** cni_repair_broken_pods: broken pods in the cache right now. */
+  readonly brokenPods: LabelledGauge<{ rule: string }>;
+  /** cni_repair_detections_total */
+  readonly detections: LabelledCounter<{ rule: string }>;
+  /** cni_repair_repair_latency_seconds: first seen broken until the action completed. */
+  readonly repairLatencySeconds: Histogram<never>;
+  /** cni_repair_reconcile_duration_seconds */
+  readonly reconcileDurationSeconds: Histogram<never>;
+  /** cni_repair_queue_depth */
+  readonly queueDepth: Gauge<never>;
+  /** cni_repair_queue_retries_total */
+  readonly queueRetries: Counter<never>;
+  /** cni_repair_retries_exhausted_total */
+  readonly retriesExhausted: Counter<never>;
+  /** cni_repair_watch_restarts_total */
+  readonly watchRestarts: LabelledCounter<{ reason: WatchRestartReason }>;
+  /** cni_repair_watch_events_total */
+  readonly watchEvents: LabelledCounter<{ type: WatchEventType }>;
+  /** cni_repair_cache_pods */
+  readonly cachePods: Gauge<never>;
+  /** cni_repair_last_sync_timestamp_seconds: last completed list or watch event. */
+  readonly lastSyncTimestampSeconds: Gauge<never>;
+  /** cni_repair_api_requests_total */
+  readonly apiRequests: LabelledCounter<{ verb: ApiVerb; code: ApiCode }>;
+  /** cni_repair_events_failed_total: Kubernetes Events we could not write (never fails a repair). */
+  readonly eventsFailed: Counter<never>;
+  /** cni_repair_build_info, always 1. */
+  readonly buildInfo: LabelledGauge<{ version: string }>;
+};
+
+export type MetricsOptions = {
+  /** Rule names known at start-up, so their series exist (at zero) before the first detection. */
+  readonly ruleNames: readonly string[];
+  readonly version: string;
+};
+
+/** Registers every metric, plus prom-client's process metrics, on `registry` only. */
+export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics {
+  const registers = [registry];
+
+  const podsRepaired = new Counter({
+    name: "cni_repair_pods_repaired_total",
+    help: "Repair actions taken on broken pods, by action type and result.",
+    labelNames: ["type", "result"] as const,
+    registers,
+  });
+  const brokenPods = new Gauge({
+    name: "cni_repair_broken_pods",
+    help: "Pods currently detected as broken, by rule.",
+    labelNames: ["rule"] as const,
+    registers,
+  });
+  const detections = new Counter({
+    name: "cni_repair_detections_total",
+    help: "Times a pod was newly detected as broken, by rule.",
+    labelNames: ["rule"] as const,
+    registers,
+  });
+  const repairLatencySeconds = new Histogram({
+    name: "cni_repair_repair_latency_seconds",
+    help: "Time from first seeing a pod broken until its repair action completed.",
+    buckets: [...DURATION_BUCKETS],
+    registers,
+  });
+  const reconcileDurationSeconds = new Histogram({
+    name: "cni_repair_reconcile_duration_seconds",
+    help: "Time spent reconciling one pod.",
+    buckets: [...DURATION_BUCKETS],
+    registers,
+  });
+  const queueDepth = new Gauge({
+    name: "cni_repair_queue_depth",
+    help: "Pods waiting in the work queue.",
+    registers,
+  });
+  const queueRetries = new Counter({
+    name: "cni_repair_queue_retries_total",
+    help: "Work items requeued after a failure.",
+    registers,
+  });
+  const retriesExhausted = new Counter({
+    name: "cni_repair_retries_exhausted_total",
+    help: "Work items dropped after using up their retries.",
+    registers,
+  });
+  const watchRestarts = new Counter({
+    name: "cni_repair_watch_restarts_total",
+    help: "Pod watch restarts, by reason.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const watchEvents = new Counter({
+    name: "cni_repair_watch_events_total",
+    help: "Pod watch events received, by type.",
+    labelNames: ["type"] as const,
+    registers,
+  });
+  const cachePods = new Gauge({
+    name: "cni_repair_cache_pods",
+    help: "Pods held in the informer cache.",
+    registers,
+  });
+  const lastSyncTimestampSeconds = new Gauge({
+    name: "cni_repair_last_sync_timestamp_seconds",
+    help: "Unix time of the last completed list or received watch event.",
+    registers,
+  });
+  const apiRequests = new Counter({
+    name: "cni_repair_api_requests_total",
+    help: "Kubernetes API requests, by verb and HTTP status code (error: no response).",
+    labelNames: ["verb", "code"] as const,
+    registers,
+  });
+  const eventsFailed = new Counter({
+    name: "cni_repair_events_failed_total",
+    help: "Kubernetes Events that could not be written.",
+    registers,
+  });
+  const buildInfo = new Gauge({
+    name: "cni_repair_build_info",
+    help: "Build information; always 1.",
+    labelNames: ["version"] as const,
+    registers,
+  });
+
+  // Series that exist from the start let alerts and rate() see them before the first increment.
+  for (const type of REPAIR_TYPES) {
+    for (const result of REPAIR_RESULTS) podsRepaired.inc({ type, result }, 0);
+  }
+  for (const rule of opts.ruleNames) {
+    brokenPods.set({ rule }, 0);
+    detections.inc({ rule }, 0);
+  }
+  for (const reason of WATCH_RESTART_REASONS) watchRestarts.inc({ reason }, 0);
+  for (const type of WATCH_EVENT_TYPES) watchEvents.inc({ type }, 0);
+  buildInfo.set({ version: opts.version }, 1);
+
+  collectDefaultMetrics({ register: registry });
+
+  return {
+    podsRepaired,
+    brokenPods,
+    detections,
+    repairLatencySeconds,
+    reconcileDurationSeconds,
+    queueDepth,
+    queueRetries,
+    retriesExhausted,
+    watchRestarts,
+    watchEvents,
+    cachePods,
+    lastSyncTimestampSeconds,
+    apiRequests,
+    eventsFailed,
+    buildInfo,
+  };
+}

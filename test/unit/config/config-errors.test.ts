@@ -1,0 +1,150 @@
+// parseConfig rejects bad input with a ConfigError naming the flag (or env var) and the bad text.
+
+import { expect } from "chai";
+import { parseConfig } from "../../../src/config/config.js";
+import { ConfigError } from "../../../src/config/config-error.js";
+
+function errorOf(argv: string[], env: Record<string, string> = {}): ConfigError {
+  try {
+    parseConfig(argv, env);
+  } catch (error) {
+    expect(error).to.be.instanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`parseConfig(${JSON.stringify(argv)}, ${JSON.stringify(env)}) did not throw`);
+}
+
+const custom = ["--custom-init-container=v", "--custom-exit-codes=1"];
+
+/** [flag, bad text, extra argv the case needs, text the message must also contain] */
+const badValues: readonly (readonly [string, string, string[]?, string?])[] = [
+  ["preset", "bogus", [], "expected istio, linkerd"],
+  ["preset", "istio,bogus", [], 'unknown preset "bogus"'],
+  ["preset", "istio,,linkerd"],
+  ["preset", "istio,istio", [], "twice"],
+  ["preset", "", [], "at least one"],
+  ["mode", "remove", [], "expected one of delete, label, report"],
+  ["custom-exit-codes", "0", ["--custom-init-container=v"], "1-255"],
+  ["custom-exit-codes", "256", ["--custom-init-container=v"], "1-255"],
+  ["custom-exit-codes", "abc", ["--custom-init-container=v"], "1-255"],
+  ["custom-exit-codes", "1,-2", ["--custom-init-container=v"]],
+  ["custom-exit-codes", "", ["--custom-init-container=v"], "at least one exit code"],
+  ["custom-init-container", "Bad_Name", ["--custom-exit-codes=1"], "DNS label"],
+  ["custom-rule-name", "Custom", custom],
+  ["custom-rule-name", "istio", custom, "preset istio already uses"],
+  ["custom-require-label", "bad key", custom, "qualified name"],
+  ["custom-require-label", "k=bad value", custom, "label value"],
+  ["custom-require-label", `k=${"a".repeat(64)}`, custom],
+  ["custom-require-annotation", "-bad", custom],
+  ["custom-require-annotation", "a/b/c", custom],
+  ["custom-require-annotation", `${"a".repeat(64)}`, custom],
+  ["label-key", "UPPER.example/x", [], "qualified name"],
+  ["label-key", "", []],
+  ["label-value", "-x", [], "label value"],
+  ["label-selector", "app in (a,b", [], "malformed selector"],
+  ["label-selector", "a,,b"],
+  ["label-selector", "a b"],
+  ["label-selector", "app=x y"],
+  ["label-selector", "app in ()"],
+  ["label-selector", "bad key=v"],
+  ["label-selector", "!"],
+  ["label-selector", "a==b==c"],
+  ["field-selector", "spec.nodeName", [], "malformed selector"],
+  ["field-selector", "=x"],
+  ["field-selector", "a=b,"],
+  ["field-selector", "spec nodeName=x"],
+  ["field-selector", "a=b=c"],
+  ["field-selector", "a=\\x"],
+  ["node-name", "Node_1", [], "DNS subdomain"],
+  ["workers", "0", [], "expected an integer 1-64"],
+  ["workers", "65"],
+  ["workers", "four"],
+  ["workers", "1.5"],
+  ["workers", "-1"],
+  ["workers", ""],
+  ["max-retries", "101", [], "0-100"],
+  ["list-page-size", "10001", [], "1-10000"],
+  ["http-port", "99999", [], "expected a port 0-65535"],
+  ["http-port", "-1"],
+  ["http-address", "not an address!", [], "IP address or hostname"],
+  ["http-address", "[::1]"],
+  ["log-level", "trace", [], "error, warn, info, debug"],
+  ["log-format", "xml", [], "json, text"],
+  ["retry-base-delay", "5", [], "expected a duration"],
+  ["retry-base-delay", "-1s"],
+  ["retry-base-delay", "1x"],
+  ["retry-base-delay", "0s", [], "expected a duration 1ms-24h"],
+  ["retry-base-delay", "5m", [], "at most --retry-max-delay (2m)"],
+  ["retry-max-delay", "25h", [], "expected a duration 1ms-24h"],
+  ["resync-period", "500ms", [], "expected a duration 0s (off) or 1s-24h"],
+  ["watch-timeout", "5s", [], "expected a duration 10s-24h"],
+  ["watch-timeout", "10500ms", [], "whole seconds"],
+  ["watch-stall-timeout", "0s"],
+  ["shutdown-timeout", "20"],
+  ["custom-termination-message", "x", [], "requires --custom-init-container"],
+  ["custom-exit-codes", "1", [], "requires --custom-init-container"],
+  ["custom-require-label", "a=b", [], "requires --custom-init-container"],
+  ["custom-rule-name", "x", [], "requires --custom-init-container"],
+];
+
+describe("config/parseConfig errors", () => {
+  for (const [flag, text, extra = [], detail] of badValues) {
+    const envName = `CNI_REPAIR_${flag.toUpperCase().replaceAll("-", "_")}`;
+    it(`rejects --${flag}=${JSON.stringify(text)}`, () => {
+      const error = errorOf([`--${flag}=${text}`, ...extra]);
+      expect(error.code).to.equal("ERR_CONFIG");
+      expect(error.message).to.include(`invalid --${flag} ${JSON.stringify(text)}: `);
+      if (detail !== undefined) expect(error.message).to.include(detail);
+    });
+    it(`rejects ${envName}=${JSON.stringify(text)}`, () => {
+      const env: Record<string, string> = { [envName]: text };
+      for (const arg of extra) {
+        const [name = "", value = ""] = arg.slice(2).split("=");
+        env[`CNI_REPAIR_${name.toUpperCase().replaceAll("-", "_")}`] = value;
+      }
+      const error = errorOf([], env);
+      expect(error.message).to.include(`invalid ${envName} ${JSON.stringify(text)}: `);
+    });
+  }
+
+  it("words the documented examples exactly", () => {
+    expect(errorOf(["--mode", "remove"]).message).to.equal(
+      'invalid --mode "remove": expected one of delete, label, report',
+    );
+    expect(errorOf([], { CNI_REPAIR_HTTP_PORT: "99999" }).message).to.equal(
+      'invalid CNI_REPAIR_HTTP_PORT "99999": expected a port 0-65535',
+    );
+  });
+
+  it("names an unknown flag", () => {
+    expect(errorOf(["--bogus"]).message).to.include("unknown flag --bogus");
+    expect(errorOf(["--bogus=1"]).message).to.include("unknown flag --bogus");
+    expect(errorOf(["-x"]).message).to.include("unknown flag -x");
+    expect(errorOf(["--Mode=label"]).message).to.include("unknown flag --Mode");
+    expect(errorOf(["--help", "--bogus"]).message).to.include("unknown flag --bogus");
+  });
+
+  it("names a flag given without its value", () => {
+    expect(errorOf(["--mode"]).message).to.equal("flag --mode needs a value");
+    expect(errorOf(["--kubeconfig", "--help"]).message).to.include("flag --kubeconfig needs a value, got flag --help");
+  });
+
+  it("names stray positional arguments", () => {
+    expect(errorOf(["start"]).message).to.include('unknown command "start"');
+    expect(errorOf(["run", "now", "please"]).message).to.include('unexpected arguments after run: "now" "please"');
+    expect(errorOf(["--mode", "label", "x"]).message).to.include('"x"');
+  });
+
+  it("rejects a bad boolean value", () => {
+    expect(errorOf(["--help=yes"]).message).to.equal('invalid --help "yes": expected true, false, 1 or 0');
+  });
+
+  it("checks env vars even when other flags come from argv", () => {
+    expect(errorOf(["--mode=label"], { CNI_REPAIR_WORKERS: "0" }).message).to.include("CNI_REPAIR_WORKERS");
+  });
+
+  it("names env vars for cross-flag errors", () => {
+    const message = errorOf([], { CNI_REPAIR_RETRY_BASE_DELAY: "10m" }).message;
+    expect(message).to.include('invalid CNI_REPAIR_RETRY_BASE_DELAY "10m"');
+  });
+});

@@ -1,0 +1,251 @@
+// parseConfig: defaults, every flag through argv and through env, and flags beating env.
+
+import { expect } from "chai";
+import { type Config, parseConfig } from "../../../src/config/config.js";
+import { envVarName, type FlagName, flagNames } from "../../../src/config/flags.js";
+
+const custom = { "custom-init-container": "my-validator", "custom-exit-codes": "7" } as const;
+
+type Case = {
+  readonly flag: FlagName;
+  readonly text: string;
+  /** Other flags the case needs, e.g. the custom rule's init container. */
+  readonly with?: Partial<Record<FlagName, string>>;
+  readonly read: (config: Config) => unknown;
+  readonly want: unknown;
+};
+
+const customRule = (config: Config) => config.rules.at(-1);
+
+const cases: readonly Case[] = [
+  { flag: "preset", text: "linkerd,istio", read: (c) => c.rules.map((r) => r.name), want: ["linkerd", "istio"] },
+  {
+    flag: "custom-init-container",
+    text: "my-validator",
+    with: { "custom-exit-codes": "7" },
+    read: customRule,
+    want: { name: "custom", initContainer: "my-validator", exitCodes: [7] },
+  },
+  {
+    flag: "custom-exit-codes",
+    text: "1, 2,255",
+    with: custom,
+    read: (c) => customRule(c)?.exitCodes,
+    want: [1, 2, 255],
+  },
+  {
+    flag: "custom-termination-message",
+    text: "iptables missing",
+    with: custom,
+    read: (c) => customRule(c)?.messageContains,
+    want: "iptables missing",
+  },
+  {
+    flag: "custom-require-annotation",
+    text: "example.com/injected=yes, really",
+    with: custom,
+    read: (c) => customRule(c)?.requiredAnnotation,
+    want: { key: "example.com/injected", value: "yes, really" },
+  },
+  {
+    flag: "custom-require-label",
+    text: "mesh",
+    with: custom,
+    read: (c) => customRule(c)?.requiredLabel,
+    want: { key: "mesh" },
+  },
+  { flag: "custom-rule-name", text: "acme-mesh", with: custom, read: (c) => customRule(c)?.name, want: "acme-mesh" },
+  { flag: "mode", text: "label", read: (c) => c.mode, want: "label" },
+  { flag: "label-key", text: "example.com/broken", read: (c) => c.label.key, want: "example.com/broken" },
+  { flag: "label-value", text: "yes", read: (c) => c.label.value, want: "yes" },
+  {
+    flag: "label-selector",
+    text: "app in (a, b),!legacy,tier!=db",
+    read: (c) => c.labelSelector,
+    want: "app in (a, b),!legacy,tier!=db",
+  },
+  {
+    flag: "field-selector",
+    text: "status.phase!=Running",
+    read: (c) => c.fieldSelector,
+    want: "status.phase!=Running",
+  },
+  {
+    flag: "node-name",
+    text: "node-1.example",
+    read: (c) => [c.nodeName, c.fieldSelector],
+    want: ["node-1.example", "spec.nodeName=node-1.example"],
+  },
+  { flag: "kubeconfig", text: "/etc/kube/config", read: (c) => c.kubeconfig, want: "/etc/kube/config" },
+  { flag: "context", text: "prod", read: (c) => c.context, want: "prod" },
+  { flag: "workers", text: "64", read: (c) => c.workers, want: 64 },
+  { flag: "max-retries", text: "0", read: (c) => c.maxRetries, want: 0 },
+  { flag: "retry-base-delay", text: "250ms", read: (c) => c.retryBaseDelayMs, want: 250 },
+  { flag: "retry-max-delay", text: "1h", read: (c) => c.retryMaxDelayMs, want: 3_600_000 },
+  { flag: "resync-period", text: "0s", read: (c) => c.resyncPeriodMs, want: 0 },
+  { flag: "list-page-size", text: "10000", read: (c) => c.listPageSize, want: 10_000 },
+  { flag: "watch-timeout", text: "1m30s", read: (c) => c.watchTimeoutMs, want: 90_000 },
+  { flag: "watch-stall-timeout", text: "1s", read: (c) => c.watchStallTimeoutMs, want: 1_000 },
+  { flag: "http-address", text: "::1", read: (c) => c.httpAddress, want: "::1" },
+  { flag: "http-port", text: "0", read: (c) => c.httpPort, want: 0 },
+  { flag: "log-level", text: "debug", read: (c) => c.logLevel, want: "debug" },
+  { flag: "log-format", text: "text", read: (c) => c.logFormat, want: "text" },
+  { flag: "shutdown-timeout", text: "0s", read: (c) => c.shutdownTimeoutMs, want: 0 },
+];
+
+const argvOf = (settings: Partial<Record<FlagName, string>>) =>
+  Object.entries(settings).map(([name, text]) => `--${name}=${text}`);
+
+const envOf = (settings: Partial<Record<FlagName, string>>) =>
+  Object.fromEntries(Object.entries(settings).map(([name, text]) => [envVarName(name as FlagName), text]));
+
+describe("config/parseConfig values", () => {
+  it("has the documented defaults", () => {
+    const { command, config } = parseConfig([], {});
+    expect(command).to.equal("run");
+    expect(config).to.deep.equal({
+      rules: [
+        {
+          name: "istio",
+          initContainer: "istio-validation",
+          exitCodes: [126],
+          requiredAnnotation: { key: "sidecar.istio.io/status" },
+        },
+      ],
+      mode: "delete",
+      label: { key: "cni.istio.io/uninitialized", value: "true" },
+      labelSelector: "",
+      fieldSelector: "",
+      nodeName: undefined,
+      kubeconfig: undefined,
+      context: undefined,
+      workers: 4,
+      maxRetries: 5,
+      retryBaseDelayMs: 1_000,
+      retryMaxDelayMs: 120_000,
+      resyncPeriodMs: 300_000,
+      listPageSize: 500,
+      watchTimeoutMs: 300_000,
+      watchStallTimeoutMs: 180_000,
+      httpAddress: "0.0.0.0",
+      httpPort: 8080,
+      logLevel: "info",
+      logFormat: "json",
+      shutdownTimeoutMs: 20_000,
+    });
+  });
+
+  it("returns a frozen config", () => {
+    const { config } = parseConfig([], {});
+    expect(Object.isFrozen(config)).to.equal(true);
+    expect(Object.isFrozen(config.rules)).to.equal(true);
+  });
+
+  it("covers every value flag with a case", () => {
+    const covered = new Set(cases.map((c) => c.flag));
+    const missing = flagNames.filter((name) => name !== "help" && name !== "version" && !covered.has(name));
+    expect(missing).to.deep.equal([]);
+  });
+
+  for (const c of cases) {
+    const settings = { ...c.with, [c.flag]: c.text };
+    it(`reads --${c.flag} from argv`, () => {
+      expect(c.read(parseConfig(argvOf(settings), {}).config)).to.deep.equal(c.want);
+    });
+    it(`reads --${c.flag} from argv as two arguments`, () => {
+      const argv = [...argvOf(c.with ?? {}), `--${c.flag}`, c.text];
+      expect(c.read(parseConfig(argv, {}).config)).to.deep.equal(c.want);
+    });
+    it(`reads ${envVarName(c.flag)} from env`, () => {
+      expect(c.read(parseConfig([], envOf(settings)).config)).to.deep.equal(c.want);
+    });
+  }
+
+  it("lets a flag beat its env var", () => {
+    const { config } = parseConfig(["--mode=report", "--workers", "2"], {
+      CNI_REPAIR_MODE: "label",
+      CNI_REPAIR_WORKERS: "8",
+      CNI_REPAIR_LOG_LEVEL: "warn",
+    });
+    expect([config.mode, config.workers, config.logLevel]).to.deep.equal(["report", 2, "warn"]);
+  });
+
+  it("does not validate an env var that a flag overrides", () => {
+    const { config } = parseConfig(["--mode=report"], { CNI_REPAIR_MODE: "bogus" });
+    expect(config.mode).to.equal("report");
+  });
+
+  it("uses the last of a repeated flag", () => {
+    expect(parseConfig(["--workers=2", "--workers=3"], {}).config.workers).to.equal(3);
+  });
+
+  it("ignores unrelated env vars", () => {
+    expect(parseConfig([], { PATH: "/bin", CNI_REPAIR_HELP: "true" }).command).to.equal("run");
+  });
+
+  it("puts presets first, in the order given, then the custom rule", () => {
+    const { config } = parseConfig(["--preset=linkerd,istio", ...argvOf(custom)], {});
+    expect(config.rules.map((r) => r.name)).to.deep.equal(["linkerd", "istio", "custom"]);
+  });
+
+  it("allows an empty preset list with a custom rule", () => {
+    const { config } = parseConfig(["--preset=", ...argvOf(custom)], {});
+    expect(config.rules.map((r) => r.name)).to.deep.equal(["custom"]);
+    expect(parseConfig([], { CNI_REPAIR_PRESET: "", ...envOf(custom) }).config.rules).to.have.length(1);
+  });
+
+  it("joins --field-selector and --node-name, escaping nothing a node name can hold", () => {
+    const { config } = parseConfig(["--field-selector=status.phase=Pending", "--node-name=n1"], {});
+    expect(config.fieldSelector).to.equal("status.phase=Pending,spec.nodeName=n1");
+  });
+
+  it("allows base delay equal to max delay", () => {
+    const { config } = parseConfig(["--retry-base-delay=5s", "--retry-max-delay=5s"], {});
+    expect([config.retryBaseDelayMs, config.retryMaxDelayMs]).to.deep.equal([5_000, 5_000]);
+  });
+
+  it("accepts a hostname as --http-address", () => {
+    expect(parseConfig(["--http-address=localhost"], {}).config.httpAddress).to.equal("localhost");
+  });
+});
+
+describe("config/parseConfig booleans and commands", () => {
+  const commandOf = (argv: string[], env: Record<string, string> = {}) => parseConfig(argv, env).command;
+
+  it("runs with no command or with run, wherever run appears", () => {
+    expect(commandOf([])).to.equal("run");
+    expect(commandOf(["run"])).to.equal("run");
+    expect(commandOf(["--mode=report", "run", "--workers=2"])).to.equal("run");
+  });
+
+  it("prints help for --help, -h and --help=true", () => {
+    for (const argv of [["--help"], ["-h"], ["--help=true"], ["--help=1"], ["run", "--help"]]) {
+      expect(commandOf(argv), argv.join(" ")).to.equal("help");
+    }
+  });
+
+  it("treats --help=false and --help=0 as not asking for help", () => {
+    expect(commandOf(["--help=false"])).to.equal("run");
+    expect(commandOf(["--help=0"])).to.equal("run");
+  });
+
+  it("prints the version for --version; help wins over version", () => {
+    expect(commandOf(["--version"])).to.equal("version");
+    expect(commandOf(["--version", "--help"])).to.equal("help");
+  });
+
+  it("answers help and version even when the environment is broken", () => {
+    const { command, config } = parseConfig(["--help"], { CNI_REPAIR_MODE: "bogus" });
+    expect(command).to.equal("help");
+    expect(config.mode).to.equal("delete");
+  });
+
+  it("has no env var for --help or --version", () => {
+    expect(envVarName("help")).to.equal(undefined);
+    expect(envVarName("version")).to.equal(undefined);
+  });
+
+  it("treats args after -- as positionals", () => {
+    expect(commandOf(["--", "run"])).to.equal("run");
+  });
+});

@@ -1,0 +1,47 @@
+// Tests of the built-in mesh presets.
+
+import { expect } from "chai";
+import { isPresetName, presetNames, presetRule } from "../../../src/detect/presets.js";
+
+describe("presets", () => {
+  it("lists istio and linkerd", () => {
+    expect(presetNames).to.deep.equal(["istio", "linkerd"]);
+  });
+
+  it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key", () => {
+    expect(presetRule("istio")).to.deep.equal({
+      name: "istio",
+      initContainer: "istio-validation",
+      exitCodes: [126],
+      requiredAnnotation: { key: "sidecar.istio.io/status" },
+    });
+  });
+
+  it("linkerd: linkerd-network-validator exit 95, marked by the linkerd.io/control-plane-ns label key", () => {
+    expect(presetRule("linkerd")).to.deep.equal({
+      name: "linkerd",
+      initContainer: "linkerd-network-validator",
+      exitCodes: [95],
+      requiredLabel: { key: "linkerd.io/control-plane-ns" },
+    });
+  });
+
+  it("every listed name resolves to a rule of that name", () => {
+    for (const name of presetNames) expect(presetRule(name)?.name).to.equal(name);
+  });
+
+  it("unknown names, including inherited property names, resolve to undefined", () => {
+    for (const name of ["", "Istio", "cilium", "constructor", "toString", "__proto__"]) {
+      expect(presetRule(name), name).to.equal(undefined);
+      expect(isPresetName(name), name).to.equal(false);
+    }
+  });
+
+  it("presets are frozen, so no caller can change them for everyone", () => {
+    const rule = presetRule("istio");
+    expect(Object.isFrozen(rule)).to.equal(true);
+    expect(Object.isFrozen(rule?.exitCodes)).to.equal(true);
+    expect(Object.isFrozen(rule?.requiredAnnotation)).to.equal(true);
+    expect(Object.isFrozen(presetNames)).to.equal(true);
+  });
+});

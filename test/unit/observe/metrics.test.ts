@@ -1,0 +1,81 @@
+// createMetrics: every known series exists at zero on a fresh registry, and registries stay independent.
+
+import { expect } from "chai";
+import { Registry } from "prom-client";
+import { createMetrics, DURATION_BUCKETS } from "../../../src/observe/metrics.js";
+
+describe("observe/metrics", () => {
+  it("initialises every known label combination to zero", async () => {
+    const registry = new Registry();
+    createMetrics(registry, { ruleNames: ["istio", "linkerd"], version: "1.2.3" });
+    const text = await registry.metrics();
+
+    for (const type of ["delete", "label", "report"]) {
+      for (const result of ["success", "fail", "skip", "dry_run"]) {
+        expect(text).to.include(`cni_repair_pods_repaired_total{type="${type}",result="${result}"} 0\n`);
+      }
+    }
+    for (const rule of ["istio", "linkerd"]) {
+      expect(text).to.include(`cni_repair_broken_pods{rule="${rule}"} 0\n`);
+      expect(text).to.include(`cni_repair_detections_total{rule="${rule}"} 0\n`);
+    }
+    for (const reason of ["timeout", "gone", "error", "stalled"]) {
+      expect(text).to.include(`cni_repair_watch_restarts_total{reason="${reason}"} 0\n`);
+    }
+    for (const type of ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]) {
+      expect(text).to.include(`cni_repair_watch_events_total{type="${type}"} 0\n`);
+    }
+    for (const name of [
+      "cni_repair_queue_depth",
+      "cni_repair_queue_retries_total",
+      "cni_repair_retries_exhausted_total",
+      "cni_repair_cache_pods",
+      "cni_repair_last_sync_timestamp_seconds",
+      "cni_repair_events_failed_total",
+      "cni_repair_repair_latency_seconds_count",
+      "cni_repair_reconcile_duration_seconds_count",
+    ]) {
+      expect(text).to.include(`\n${name} 0\n`);
+    }
+    expect(text).to.include("# TYPE cni_repair_api_requests_total counter");
+    expect(text).to.include('cni_repair_build_info{version="1.2.3"} 1\n');
+    expect(text).to.include("process_cpu_user_seconds_total");
+  });
+
+  it("uses about ten buckets from 5 ms to 30 s", async () => {
+    const registry = new Registry();
+    createMetrics(registry, { ruleNames: [], version: "dev" });
+    expect(DURATION_BUCKETS[0]).to.equal(0.005);
+    expect(DURATION_BUCKETS.at(-1)).to.equal(30);
+    expect(DURATION_BUCKETS.length).to.be.within(8, 12);
+    const text = await registry.metrics();
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="30"} 0\n');
+    expect(text).to.include('cni_repair_reconcile_duration_seconds_bucket{le="0.005"} 0\n');
+    expect(text).not.to.include('cni_repair_repair_latency_seconds_bucket{le="40"}');
+  });
+
+  it("records into the registry it was given, and two registries do not clash", async () => {
+    const a = new Registry();
+    const b = new Registry();
+    const ma = createMetrics(a, { ruleNames: ["istio"], version: "a" });
+    const mb = createMetrics(b, { ruleNames: ["istio"], version: "b" });
+
+    ma.podsRepaired.inc({ type: "delete", result: "success" });
+    ma.brokenPods.set({ rule: "istio" }, 3);
+    ma.apiRequests.inc({ verb: "delete", code: "409" });
+    ma.repairLatencySeconds.observe(0.2);
+    mb.watchRestarts.inc({ reason: "gone" });
+
+    const textA = await a.metrics();
+    const textB = await b.metrics();
+    expect(textA).to.include('cni_repair_pods_repaired_total{type="delete",result="success"} 1\n');
+    expect(textA).to.include('cni_repair_broken_pods{rule="istio"} 3\n');
+    expect(textA).to.include('cni_repair_api_requests_total{verb="delete",code="409"} 1\n');
+    expect(textA).to.include('cni_repair_repair_latency_seconds_bucket{le="0.25"} 1\n');
+    expect(textA).to.include('cni_repair_watch_restarts_total{reason="gone"} 0\n');
+    expect(textB).to.include('cni_repair_pods_repaired_total{type="delete",result="success"} 0\n');
+    expect(textB).to.include('cni_repair_watch_restarts_total{reason="gone"} 1\n');
+    expect(textB).to.include('cni_repair_build_info{version="b"} 1\n');
+    expect(textB).not.to.include('version="a"');
+  });
+});
