@@ -1,4 +1,5 @@
 // Writes events.k8s.io/v1 Events about pods, the way `kubectl describe pod` shows them.
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { KubeTransport } from "./transport.js";
 
@@ -24,7 +25,8 @@ export async function createPodEvent(transport: KubeTransport, event: PodEvent, 
       body: {
         apiVersion: "events.k8s.io/v1",
         kind: "Event",
-        metadata: { generateName: `${name}.`, namespace },
+        // client-go's naming: the pod name plus a unique hex suffix (generateName would need a trailing "-").
+        metadata: { name: `${name}.${uniqueSuffix()}`, namespace },
         // eventTime needs microsecond precision in RFC 3339.
         eventTime: now.toISOString().replace(/Z$/, "000Z"),
         reportingController: REPORTING_CONTROLLER,
@@ -38,3 +40,5 @@ export async function createPodEvent(transport: KubeTransport, event: PodEvent, 
     },
   );
 }
+
+const uniqueSuffix = (): string => `${Date.now().toString(16)}${randomBytes(3).toString("hex")}`;

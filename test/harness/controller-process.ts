@@ -1,0 +1,137 @@
+// Runs the built `cni-repair` command as its own process, the way users run it, and reads what it says.
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { waitFor } from "./wait.js";
+
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
+
+export type LogLine = { readonly level: string; readonly msg: string; readonly [field: string]: unknown };
+
+export type ControllerStartOptions = {
+  readonly args: readonly string[];
+  /** Environment on top of a minimal one (PATH, HOME); KUBECONFIG is not inherited from the test process. */
+  readonly env?: Record<string, string>;
+  /** Wait for /readyz (the initial list is done) before returning; default true. */
+  readonly waitReady?: boolean;
+};
+
+export class ControllerProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderrText: string[] = [];
+  readonly #child: ChildProcess;
+  readonly #exited: Promise<number | null>;
+  #url: string | undefined;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    this.#exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      this.stderrText.push(line);
+      try {
+        const parsed = JSON.parse(line) as LogLine;
+        this.logs.push(parsed);
+        if (parsed.msg === "http server listening" && typeof parsed.url === "string") {
+          this.#url = parsed.url.replace("0.0.0.0", "127.0.0.1");
+        }
+      } catch {
+        // Not a JSON log line (e.g. a config error message): kept in stderrText.
+      }
+    });
+  }
+
+  /** Starts the controller with JSON logs on a free port. */
+  static async start(options: ControllerStartOptions): Promise<ControllerProcess> {
+    const child = spawn(
+      process.execPath,
+      [MAIN, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...options.env },
+      },
+    );
+    const controller = new ControllerProcess(child);
+    if (options.waitReady ?? true) {
+      await waitFor(
+        "the controller to be ready",
+        async () => {
+          if (child.exitCode !== null) throw new Error(`controller exited ${child.exitCode}:\n${controller.output()}`);
+          return (await controller.get("/readyz")).status === 200;
+        },
+        { timeoutMs: 20_000 },
+      );
+    }
+    return controller;
+  }
+
+  get url(): string {
+    if (!this.#url) throw new Error("the controller has not started its HTTP server");
+    return this.#url;
+  }
+
+  get exited(): Promise<number | null> {
+    return this.#exited;
+  }
+
+  async get(path: string): Promise<{ status: number; body: string }> {
+    if (!this.#url) return { status: 0, body: "" };
+    const response = await fetch(`${this.#url}${path}`);
+    return { status: response.status, body: await response.text() };
+  }
+
+  /** The value of one series on /metrics (0 when absent), e.g. metric("cni_repair_pods_repaired_total", {type: "delete", result: "success"}). */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const { body } = await this.get("/metrics");
+    const wanted = Object.entries(labels);
+    for (const line of body.split("\n")) {
+      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!match || match[1] !== name) continue;
+      const series = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      if (wanted.every(([key, value]) => series[key] === value)) return Number(match[3]);
+    }
+    return 0;
+  }
+
+  /** Log lines whose msg is `msg` and whose fields include `fields`. */
+  logsWith(msg: string, fields: Record<string, unknown> = {}): LogLine[] {
+    return this.logs.filter(
+      (line) => line.msg === msg && Object.entries(fields).every(([key, value]) => line[key] === value),
+    );
+  }
+
+  output(): string {
+    return this.stderrText.join("\n");
+  }
+
+  /** Sends the signal and waits for the exit code; SIGKILL after the grace period. */
+  async stop(signal: NodeJS.Signals = "SIGTERM", graceMs = 15_000): Promise<number | null> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return this.#child.exitCode;
+    this.#child.kill(signal);
+    const timer = setTimeout(() => this.#child.kill("SIGKILL"), graceMs);
+    const code = await this.#exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+/** Runs the command to completion (for flag errors, --help, --version). */
+export async function runCommand(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout, stderr };
+}
