@@ -26,13 +26,18 @@ export class ApiError extends Error {
   }
 }
 
-/** Parses Retry-After: delta-seconds or an HTTP date. Undefined when absent or unreadable. */
+/** A server asking for a longer pause than this is capped: the controller must come back eventually. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/** Parses Retry-After: delta-seconds or an HTTP date, capped. Undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (!value) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed) * 1000, MAX_RETRY_AFTER_MS);
+  // An HTTP date names its zone (GMT); Date.parse alone would read "1.5" as a date in 2001.
+  if (!/GMT$/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
 }
 
 /** Builds an ApiError from a non-2xx response body (a Status object when the API server wrote it). */

@@ -77,9 +77,9 @@ export async function deletePod(
   preconditions: Preconditions,
   options: { dryRun: boolean },
 ): Promise<void> {
+  // dryRun goes in the body: the API server ignores DELETE query parameters when a body is present.
   await transport.request("delete", "DELETE", podPath(pod.namespace, pod.name), {
-    query: { dryRun: options.dryRun ? "All" : undefined },
-    body: { apiVersion: "v1", kind: "DeleteOptions", preconditions },
+    body: { apiVersion: "v1", kind: "DeleteOptions", preconditions, ...(options.dryRun && { dryRun: ["All"] }) },
   });
 }
 

@@ -1,7 +1,8 @@
 // Runs the built `cni-repair` command as its own process, the way users run it, and reads what it says.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { waitFor } from "./wait.js";
 
@@ -20,14 +21,14 @@ export type ControllerStartOptions = {
 export class ControllerProcess {
   readonly logs: LogLine[] = [];
   readonly stderrText: string[] = [];
-  readonly #child: ChildProcess;
+  readonly #child: ChildProcessByStdio<null, Readable, Readable>;
   readonly #exited: Promise<number | null>;
   #url: string | undefined;
 
-  private constructor(child: ChildProcess) {
+  private constructor(child: ChildProcessByStdio<null, Readable, Readable>) {
     this.#child = child;
     this.#exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-    createInterface({ input: child.stderr! }).on("line", (line) => {
+    createInterface({ input: child.stderr }).on("line", (line) => {
       this.stderrText.push(line);
       try {
         const parsed = JSON.parse(line) as LogLine;

@@ -1,0 +1,84 @@
+// Label mode and report mode: the pod is marked or reported, never deleted.
+import { CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { podRequests } from "../../harness/audit-log.js";
+import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
+import type { ControllerProcess } from "../../harness/controller-process.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+import { startControllerFor } from "./start.js";
+
+describe("controller in label and report modes", () => {
+  let api: CoreV1Api;
+  let namespace: string;
+  let controller: ControllerProcess | undefined;
+
+  beforeEach(async () => {
+    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    namespace = await createTestNamespace(api);
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed") console.log(controller?.output());
+    expect(await controller?.stop()).to.equal(0);
+    controller = undefined;
+  });
+
+  const controllerRequests = () =>
+    podRequests(controlPlane().auditLogPath, namespace).filter((e) => (e.userAgent ?? "").startsWith("cni-repair/"));
+
+  it("label mode labels the pod once through pods/status; the next pass is a skip", async () => {
+    controller = await startControllerFor(namespace, [
+      "--mode=label",
+      "--label-key=example.com/cni-broken",
+      "--label-value=yes",
+    ]);
+    await createPodInState(api, { namespace, name: "to-label" });
+
+    await waitFor("the label", async () => {
+      const pod = await api.readNamespacedPod({ namespace, name: "to-label" });
+      return pod.metadata?.labels?.["example.com/cni-broken"] === "yes";
+    });
+    // The label itself changes the facts, so the controller looks once more and finds nothing to do.
+    await waitFor(
+      "the skip",
+      async () => (await controller?.metric("cni_repair_pods_repaired_total", { type: "label", result: "skip" })) === 1,
+    );
+    expect(await controller.metric("cni_repair_pods_repaired_total", { type: "label", result: "success" })).to.equal(1);
+
+    const requests = controllerRequests();
+    expect(requests.map((e) => `${e.verb} ${e.objectRef?.subresource ?? ""}`)).to.deep.equal(["patch status"]);
+    expect(requests[0]?.responseStatus?.code).to.equal(200);
+    const pod = await api.readNamespacedPod({ namespace, name: "to-label" });
+    expect(pod.metadata?.deletionTimestamp).to.equal(undefined);
+    await waitFor("the Event", async () =>
+      (await repairEvents(controlPlane(), namespace)).includes("to-label:BrokenPodLabeled"),
+    );
+  });
+
+  it("report mode changes nothing: a dry-run delete with preconditions, counted as dry_run", async () => {
+    controller = await startControllerFor(namespace, ["--mode=report"]);
+    const broken = await createPodInState(api, { namespace, name: "to-report" });
+
+    await waitFor(
+      "the dry_run",
+      async () =>
+        (await controller?.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })) === 1,
+    );
+
+    const requests = controllerRequests();
+    expect(requests).to.have.length(1);
+    expect(requests[0]?.verb).to.equal("delete");
+    expect(requests[0]?.requestObject).to.deep.include({
+      dryRun: ["All"],
+      preconditions: { uid: broken.metadata?.uid, resourceVersion: broken.metadata?.resourceVersion },
+    });
+    const pod = await api.readNamespacedPod({ namespace, name: "to-report" });
+    expect(pod.metadata?.deletionTimestamp).to.equal(undefined);
+    expect(pod.metadata?.resourceVersion).to.equal(broken.metadata?.resourceVersion);
+    await waitFor("the Event", async () =>
+      (await repairEvents(controlPlane(), namespace)).includes("to-report:BrokenPodDetected"),
+    );
+  });
+});

@@ -1,0 +1,209 @@
+// Unit and property tests for watchEvents: NDJSON bytes to watch events, whatever the chunk boundaries.
+
+import { expect } from "chai";
+import fc from "fast-check";
+import { type WatchEvent, watchEvents } from "../../../src/informer/watch-lines.js";
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const chunk of chunks) yield chunk;
+}
+
+/** Splits bytes at the given offsets (any order, duplicates give empty chunks). */
+function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
+  const sorted = [...cuts].map((c) => Math.min(Math.max(c, 0), bytes.length)).sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (const cut of sorted) {
+    out.push(bytes.slice(start, cut));
+    start = cut;
+  }
+  out.push(bytes.slice(start));
+  return out;
+}
+
+async function collect(chunks: readonly Uint8Array[]): Promise<{ events: WatchEvent[]; chunkCalls: number }> {
+  let chunkCalls = 0;
+  const events: WatchEvent[] = [];
+  for await (const event of watchEvents(chunksOf(chunks), () => chunkCalls++)) events.push(event);
+  return { events, chunkCalls };
+}
+
+async function collectError(chunks: readonly Uint8Array[]): Promise<{ events: WatchEvent[]; error: unknown }> {
+  const events: WatchEvent[] = [];
+  try {
+    for await (const event of watchEvents(chunksOf(chunks), () => {})) events.push(event);
+  } catch (error) {
+    return { events, error };
+  }
+  return { events, error: undefined };
+}
+
+/** Every way to cut `text` into two chunks (by byte offset). */
+const allTwoWaySplits = (text: string): Uint8Array[][] => {
+  const bytes = utf8(text);
+  return Array.from({ length: bytes.length + 1 }, (_, i) => splitAt(bytes, [i]));
+};
+
+const added = { type: "ADDED", object: { metadata: { name: "a", resourceVersion: "1" } } };
+const modified = { type: "MODIFIED", object: { metadata: { name: "b", resourceVersion: "2" } } };
+const ndjson = (...events: unknown[]): string => events.map((e) => `${JSON.stringify(e)}\n`).join("");
+
+describe("informer/watchEvents", () => {
+  it("yields one event per line, keeping type and object", async () => {
+    const { events } = await collect([utf8(ndjson(added, modified))]);
+    expect(events).to.deep.equal([added, modified]);
+  });
+
+  it("yields nothing for an empty body or only blank lines", async () => {
+    expect((await collect([])).events).to.deep.equal([]);
+    expect((await collect([utf8("")])).events).to.deep.equal([]);
+    expect((await collect([utf8("\n\n  \r\n\t\n")])).events).to.deep.equal([]);
+  });
+
+  it("skips empty and whitespace-only lines between events", async () => {
+    const text = `\n${JSON.stringify(added)}\n\n   \n\r\n${JSON.stringify(modified)}\n\n`;
+    expect((await collect([utf8(text)])).events).to.deep.equal([added, modified]);
+  });
+
+  it("yields a final line that has no newline", async () => {
+    const text = `${JSON.stringify(added)}\n${JSON.stringify(modified)}`;
+    expect((await collect([utf8(text)])).events).to.deep.equal([added, modified]);
+  });
+
+  it("accepts \\r\\n line ends, also when a chunk boundary falls between \\r and \\n", async () => {
+    const text = `${JSON.stringify(added)}\r\n${JSON.stringify(modified)}\r\n`;
+    for (const chunks of allTwoWaySplits(text)) {
+      expect((await collect(chunks)).events).to.deep.equal([added, modified]);
+    }
+  });
+
+  it("reassembles an event split at every byte offset", async () => {
+    const text = ndjson(added, modified);
+    for (const chunks of allTwoWaySplits(text)) {
+      expect((await collect(chunks)).events).to.deep.equal([added, modified]);
+    }
+  });
+
+  it("reassembles multi-byte UTF-8 characters cut inside their bytes", async () => {
+    // 2-, 3- and 4-byte characters (é, 日, 🚀, 𝄞): a cut can fall after any byte of each.
+    const event = { type: "ADDED", object: { metadata: { name: "é日🚀", annotations: { note: "ünïcödé ✓ 𝄞" } } } };
+    const text = ndjson(event, added);
+    for (const chunks of allTwoWaySplits(text)) {
+      expect((await collect(chunks)).events).to.deep.equal([event, added]);
+    }
+    // One byte per chunk: every character is cut everywhere it can be.
+    const bytes = utf8(text);
+    const oneByte = Array.from(bytes, (b) => Uint8Array.of(b));
+    expect((await collect(oneByte)).events).to.deep.equal([event, added]);
+  });
+
+  it("handles many events in one chunk and one event across many chunks", async () => {
+    const many = Array.from({ length: 50 }, (_, i) => ({ type: "MODIFIED", object: { i } }));
+    expect((await collect([utf8(ndjson(...many))])).events).to.deep.equal(many);
+    const big = { type: "ADDED", object: { data: "x".repeat(10_000) } };
+    const bytes = utf8(ndjson(big));
+    const cuts = Array.from({ length: 40 }, (_, i) => i * 257);
+    expect((await collect(splitAt(bytes, cuts))).events).to.deep.equal([big]);
+  });
+
+  it("leaves object undefined when the event has none, and passes any type string through", async () => {
+    const { events } = await collect([utf8('{"type":"BOOKMARK"}\n{"type":"ERROR","object":{"code":410}}\n')]);
+    expect(events).to.deep.equal([
+      { type: "BOOKMARK", object: undefined },
+      { type: "ERROR", object: { code: 410 } },
+    ]);
+  });
+
+  it("drops fields other than type and object", async () => {
+    const { events } = await collect([utf8('{"type":"ADDED","object":1,"extra":true}\n')]);
+    expect(events).to.deep.equal([{ type: "ADDED", object: 1 }]);
+    expect(Object.keys(events[0] ?? {})).to.deep.equal(["type", "object"]);
+  });
+
+  it("calls onChunk once per chunk, empty chunks included", async () => {
+    const chunks = splitAt(utf8(ndjson(added, modified)), [0, 0, 5, 30, 30]);
+    expect(chunks).to.have.length(6);
+    const { chunkCalls } = await collect(chunks);
+    expect(chunkCalls).to.equal(6);
+    expect((await collect([])).chunkCalls).to.equal(0);
+  });
+
+  it("calls onChunk before yielding the events that chunk completes", async () => {
+    const log: string[] = [];
+    const chunks = [utf8(JSON.stringify(added).slice(0, 10)), utf8(`${JSON.stringify(added).slice(10)}\n`)];
+    for await (const event of watchEvents(chunksOf(chunks), () => log.push("chunk"))) log.push(event.type);
+    expect(log).to.deep.equal(["chunk", "chunk", "ADDED"]);
+  });
+
+  it("throws on a line that is not JSON, after yielding the lines before it", async () => {
+    const { events, error } = await collectError([
+      utf8(`${JSON.stringify(added)}\nnot json\n${JSON.stringify(modified)}\n`),
+    ]);
+    expect(events).to.deep.equal([added]);
+    expect(error).to.be.instanceOf(SyntaxError);
+  });
+
+  it("throws on a truncated final line", async () => {
+    const { events, error } = await collectError([utf8(`${JSON.stringify(added)}\n{"type":"ADD`)]);
+    expect(events).to.deep.equal([added]);
+    expect(error).to.be.instanceOf(SyntaxError);
+  });
+
+  for (const line of ["null", "[]", "42", '"ADDED"', "{}", '{"type":5}', '{"object":{}}', '{"type":null}']) {
+    it(`throws on valid JSON that is not an event: ${line}`, async () => {
+      const { error } = await collectError([utf8(`${line}\n`)]);
+      expect(error).to.be.instanceOf(Error);
+      expect((error as Error).message).to.match(/^watch stream line is not an event: /);
+      expect((error as Error).message).to.include(line);
+    });
+  }
+
+  it("quotes at most 200 characters of a bad line in the error", async () => {
+    const line = JSON.stringify({ kind: "x".repeat(1000) });
+    const { error } = await collectError([utf8(`${line}\n`)]);
+    const message = (error as Error).message;
+    expect(message).to.equal(`watch stream line is not an event: ${line.slice(0, 200)}`);
+  });
+
+  describe("property", () => {
+    const eventArb = fc.record({
+      type: fc.oneof(fc.constantFrom("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"), fc.string()),
+      object: fc.jsonValue({ maxDepth: 3, stringUnit: "binary" }),
+    });
+    const separatorArb = fc.constantFrom("\n", "\r\n");
+    const lineArb = fc.record({
+      event: eventArb,
+      separator: separatorArb,
+      blankAfter: fc.constantFrom("", "\n", "  \n", "\r\n", "\t\r\n\n"),
+    });
+
+    it("yields the same events for any split of a valid NDJSON byte string", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(lineArb, { maxLength: 8 }),
+          fc.boolean(),
+          fc.array(fc.nat(), { maxLength: 12 }),
+          async (lines, finalNewline, rawCuts) => {
+            let text = "";
+            lines.forEach(({ event, separator, blankAfter }, i) => {
+              text += JSON.stringify(event);
+              const last = i === lines.length - 1;
+              if (!last || finalNewline) text += separator + blankAfter;
+            });
+            const bytes = utf8(text);
+            // The reference: what the whole text means when parsed line by line.
+            const expected = lines.map(({ event }) => JSON.parse(JSON.stringify(event)) as unknown);
+            const cuts = rawCuts.map((c) => c % (bytes.length + 1));
+            const chunks = splitAt(bytes, cuts);
+            const { events, chunkCalls } = await collect(chunks);
+            expect(events).to.deep.equal(expected);
+            expect(chunkCalls).to.equal(chunks.length);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+  });
+});
