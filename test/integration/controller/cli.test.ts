@@ -1,0 +1,73 @@
+// The command line: bad flags exit 2 naming the value, help and version, and the HTTP endpoints.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { ControllerProcess, runCommand } from "../../harness/controller-process.js";
+import { freePort } from "../../harness/ports.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+
+describe("cni-repair command line", () => {
+  for (const [args, env, expected] of [
+    [["--mode=remove"], {}, '--mode "remove"'],
+    [["--preset=istio,consul"], {}, '--preset "istio,consul"'],
+    [["--custom-init-container=check", "--custom-exit-codes=0"], {}, '--custom-exit-codes "0"'],
+    [["--label-selector=app in (a"], {}, "--label-selector"],
+    [["--resync-period=5"], {}, '--resync-period "5"'],
+    [["--http-port=99999"], {}, '--http-port "99999"'],
+    [["--no-such-flag"], {}, "--no-such-flag"],
+    [[], { CNI_REPAIR_MODE: "nuke" }, 'CNI_REPAIR_MODE "nuke"'],
+  ] as const) {
+    it(`exits 2 naming the bad value: ${[...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(" ")}`, async () => {
+      const result = await runCommand(args, env);
+      expect(result.code).to.equal(2);
+      expect(result.stderr).to.include(expected);
+    });
+  }
+
+  it("prints help with every flag's env var, and the version", async () => {
+    const help = await runCommand(["--help"]);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.include("--max-retries").and.include("CNI_REPAIR_MAX_RETRIES");
+    const version = await runCommand(["--version"]);
+    expect(version.code).to.equal(0);
+    expect(version.stdout).to.match(/^cni-repair \d+\.\d+\.\d+/);
+  });
+
+  it("exits 1 with a clear message when the kubeconfig does not exist", async () => {
+    const result = await runCommand(["--kubeconfig=/nonexistent/kubeconfig", "--log-format=text"]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.match(/cannot connect.*--kubeconfig file .*\/nonexistent\/kubeconfig.* does not exist/);
+  });
+
+  it("serves /metrics, /healthz and /readyz once synced; exits 0 on SIGTERM", async () => {
+    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${controlPlane().kubeconfigPath}`] });
+    const metrics = await controller.get("/metrics");
+    expect(metrics.status).to.equal(200);
+    expect(metrics.body).to.include('cni_repair_build_info{version="0.1.0"} 1');
+    expect(metrics.body).to.include('cni_repair_pods_repaired_total{type="delete",result="skip"} 0');
+    expect(metrics.body).to.include("process_resident_memory_bytes");
+    expect((await controller.get("/healthz")).status).to.equal(200);
+    expect((await controller.get("/readyz")).status).to.equal(200);
+    expect(await controller.stop("SIGTERM")).to.equal(0);
+    expect(controller.logsWith("stopped")).to.have.length(1);
+  });
+
+  it("is live but not ready while the API server cannot be reached", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cni-repair-unreachable-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    const unreachable = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
+    for (const entry of unreachable.clusters) entry.cluster.server = `https://127.0.0.1:${await freePort()}`;
+    writeFileSync(kubeconfig, JSON.stringify(unreachable));
+    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${kubeconfig}`], waitReady: false });
+    try {
+      await waitFor("the HTTP server", async () => (await controller.get("/healthz")).status === 200);
+      const ready = await controller.get("/readyz");
+      expect(ready.status).to.equal(503);
+      expect(ready.body).to.include("[-] initial-list");
+    } finally {
+      expect(await controller.stop()).to.equal(0);
+    }
+  });
+});
