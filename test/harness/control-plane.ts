@@ -216,6 +216,24 @@ export class ControlPlane {
     await this.#apiServer?.stop(signal);
   }
 
+  /** Compacts etcd at its current revision, so watches from any older resourceVersion get 410 Gone. */
+  async compactEtcd(): Promise<number> {
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${this.#etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+      return (await response.json()) as { header?: { revision?: string } };
+    };
+    const { header } = await post("/v3/kv/range", { key: Buffer.from("/registry").toString("base64") });
+    const revision = Number(header?.revision);
+    await post("/v3/kv/compaction", { revision: String(revision), physical: true });
+    return revision;
+  }
+
+  /** The API server's loopback host and port, for proxies in front of it. */
+  get apiServerAddress(): { host: string; port: number } {
+    return { host: "127.0.0.1", port: this.#apiServerPort };
+  }
+
   async restartApiServer(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
     await this.stopApiServer(signal);
     await this.startApiServer();
