@@ -105,9 +105,8 @@ export class Controller {
       return;
     }
     metrics.queueRetries.inc();
-    const delay = queue.addRateLimited(key);
     // Retry-After from the server wins when it asks for a longer pause than our backoff.
-    if (notBeforeMs > delay) queue.addAfter(key, notBeforeMs);
+    queue.addRateLimited(key, notBeforeMs);
   }
 
   #enqueue(key: string): void {

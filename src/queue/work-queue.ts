@@ -97,11 +97,14 @@ export class WorkQueue {
     this.#arm();
   }
 
-  /** Queues the key after its per-key backoff, counts one more failure, and returns the delay used. */
-  addRateLimited(key: string): number {
+  /**
+   * Queues the key after its per-key backoff (but not sooner than minDelayMs, e.g. a server's Retry-After),
+   * counts one more failure, and returns the delay used.
+   */
+  addRateLimited(key: string, minDelayMs = 0): number {
     if (this.#shutDown) return 0;
     const failures = this.failures(key);
-    const delay = backoffDelay(this.#policy, failures, this.#random);
+    const delay = Math.max(backoffDelay(this.#policy, failures, this.#random), minDelayMs);
     this.#failures.set(key, failures + 1);
     this.addAfter(key, delay);
     return delay;

@@ -246,6 +246,17 @@ describe("WorkQueue", () => {
       expect(queue.depth).to.equal(1);
     });
 
+    it("waits at least minDelayMs (a server's Retry-After) when that is longer than the backoff", () => {
+      const { clock, queue } = setup();
+      expect(queue.addRateLimited("a", 5_000)).to.equal(5_000);
+      expect(queue.failures("a")).to.equal(1);
+      clock.advance(4_999);
+      expect(queue.depth).to.equal(0);
+      clock.advance(1);
+      expect(queue.depth).to.equal(1);
+      expect(queue.addRateLimited("b", 10)).to.equal(100);
+    });
+
     it("applies the policy's jitter with the injected random source", () => {
       const { queue } = setup({ backoff: { ...policy, jitter: 1 }, random: () => 0.5 });
       expect(queue.addRateLimited("a")).to.equal(50);
