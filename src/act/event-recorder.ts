@@ -19,16 +19,19 @@ export class EventRecorder {
     this.#onFailure = onFailure;
   }
 
-  /** Writes the Event unless one with this reason was already written for this pod UID. */
-  async record(event: PodEvent): Promise<void> {
+  /**
+   * Writes the Event unless one with the same dedup key (default: its reason) was already written for this
+   * pod UID, so a pod retried many times gets one Event, not one per retry.
+   */
+  async record(event: PodEvent, dedupKey = event.reason): Promise<void> {
     const { uid } = event.pod;
-    if (this.#recorded.get(uid)?.has(event.reason)) return;
-    this.#remember(uid, event.reason);
+    if (this.#recorded.get(uid)?.has(dedupKey)) return;
+    this.#remember(uid, dedupKey);
     try {
       await createPodEvent(this.#transport, event);
     } catch (error) {
       // An Event is a courtesy to humans; the repair it describes has already happened.
-      this.#recorded.get(uid)?.delete(event.reason);
+      this.#recorded.get(uid)?.delete(dedupKey);
       this.#onFailure();
       this.#logger.warn("could not record event", {
         namespace: event.pod.namespace,

@@ -81,14 +81,11 @@ export class Repairer {
     return outcome;
   }
 
-  /** A finished pod is only reported: deleting it would repair nothing. */
-  async reportTerminal(facts: PodFacts, verdict: BrokenVerdict): Promise<void> {
-    await this.#event(
-      facts,
-      "Warning",
-      "BrokenPodNotDeleted",
-      "Report",
-      `not deleted, the pod has finished (phase ${facts.phase}): ${describe(verdict)}`,
+  /** A broken pod a guard holds back: one Warning Event per pod and hold reason, not one per retry. */
+  async reportHold(facts: PodFacts, verdict: BrokenVerdict, hold: string, detail: string): Promise<void> {
+    await this.#events.record(
+      { pod: facts, type: "Warning", reason: "BrokenPodHeld", action: "Hold", note: `held (${hold}): ${detail}; ${describe(verdict)}` },
+      `BrokenPodHeld/${hold}`,
     );
   }
 

@@ -4,6 +4,7 @@ import { parseConfig } from "../config/config.js";
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
 import { runController } from "./run-controller.js";
+import { runScan } from "./run-scan.js";
 import { VERSION } from "./version.js";
 
 /** Exit codes: 0 clean stop, 1 runtime failure, 2 bad configuration (like most CLIs' usage errors). */
@@ -25,6 +26,8 @@ async function main(): Promise<number> {
       return 0;
     case "run":
       return await runController(parsed.config);
+    case "scan":
+      return await runScan(parsed.config);
   }
 }
 

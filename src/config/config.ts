@@ -42,6 +42,41 @@ export type Config = {
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
   readonly shutdownTimeoutMs: number;
+  /** Pods in other namespaces are ignored; empty: all namespaces. */
+  readonly namespaces: readonly string[];
+  readonly excludeNamespaces: readonly string[];
+  readonly deleteBarePods: boolean;
+  /** 0 in any field: that limit is off. */
+  readonly limits: {
+    readonly deletionsPerMinute: number;
+    readonly deletionBurst: number;
+    readonly inflightPerNode: number;
+    readonly inflightPerNamespace: number;
+  };
+  /** undefined: the CNI-readiness gate is off. */
+  readonly cniAgentGate:
+    | {
+        readonly minReadyMs: number;
+        /** Overrides every rule's own agent selector. */
+        readonly selector: string | undefined;
+        /** undefined: all namespaces. */
+        readonly namespace: string | undefined;
+      }
+    | undefined;
+  readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
+  /** undefined: no election, this instance always acts. */
+  readonly leaderElection:
+    | {
+        /** undefined: the pod's namespace in-cluster, else "default". */
+        readonly namespace: string | undefined;
+        readonly id: string;
+        readonly leaseDurationMs: number;
+        readonly renewDeadlineMs: number;
+        readonly retryPeriodMs: number;
+      }
+    | undefined;
+  readonly scan: { readonly output: "table" | "json"; readonly repair: boolean };
 };
 
 export type ParsedConfig = { readonly command: Command; readonly config: Config };
@@ -53,7 +88,7 @@ export type ParsedConfig = { readonly command: Command; readonly config: Config 
  */
 export function parseConfig(argv: string[], env: Record<string, string | undefined>): ParsedConfig {
   const args = readArgs(argv);
-  if (args.command !== "run") return { command: args.command, config: defaultConfig() };
+  if (args.command === "help" || args.command === "version") return { command: args.command, config: defaultConfig() };
   const given = new Map<FlagName, Setting>();
   for (const name of flagNames) {
     const envName = envVarName(name);
@@ -62,7 +97,7 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
     const fromArgv = args.settings.get(name);
     if (fromArgv !== undefined) given.set(name, fromArgv);
   }
-  return { command: "run", config: toConfig(parseValues(given), given) };
+  return { command: args.command, config: toConfig(parseValues(given), given) };
 }
 
 /** The config with every flag at its default. */
@@ -92,12 +127,46 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
     const base = at("retry-base-delay");
     throw invalidValue(base.source, base.text, `expected at most --retry-max-delay (${at("retry-max-delay").text})`);
   }
+  const durationOrder = (shorter: FlagName, longer: FlagName) => {
+    if ((values[shorter] as number) >= (values[longer] as number)) {
+      const setting = at(shorter);
+      throw invalidValue(setting.source, setting.text, `expected less than --${longer} (${at(longer).text})`);
+    }
+  };
+  const electing = values["leader-elect"];
+  if (electing) {
+    durationOrder("renew-deadline", "lease-duration");
+    durationOrder("retry-period", "renew-deadline");
+  }
+  if (values["loop-backoff"] > values["loop-backoff-max"]) {
+    const base = at("loop-backoff");
+    throw invalidValue(base.source, base.text, `expected at most --loop-backoff-max (${at("loop-backoff-max").text})`);
+  }
+  const rules = buildRules(values, given);
+  const gateOn = values["cni-agent-gate"] === "on";
+  const agentSelector = values["cni-agent-selector"];
+  const ungated = rules.find((rule) => rule.cniAgentSelector === undefined);
+  if (gateOn && agentSelector === "" && ungated !== undefined) {
+    const gate = at("cni-agent-gate");
+    throw invalidValue(
+      gate.source,
+      gate.text,
+      `rule ${ungated.name} has no CNI agent selector: set --cni-agent-selector, or --cni-agent-gate=off`,
+    );
+  }
   const node = values["node-name"];
-  const fieldSelector = [values["field-selector"], node === "" ? "" : `spec.nodeName=${escapeFieldValue(node)}`]
+  const namespaces = values.namespaces;
+  const fieldSelector = [
+    values["field-selector"],
+    node === "" ? "" : `spec.nodeName=${escapeFieldValue(node)}`,
+    // One namespace, and exclusions, are filtered by the server; several namespaces only client-side.
+    namespaces.length === 1 ? `metadata.namespace=${namespaces[0]}` : "",
+    ...values["exclude-namespaces"].map((namespace) => `metadata.namespace!=${namespace}`),
+  ]
     .filter((part) => part !== "")
     .join(",");
   return Object.freeze({
-    rules: buildRules(values, given),
+    rules,
     mode: values.mode,
     label: Object.freeze({ key: values["label-key"], value: values["label-value"] }),
     labelSelector: values["label-selector"],
@@ -118,5 +187,33 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
     logLevel: values["log-level"],
     logFormat: values["log-format"],
     shutdownTimeoutMs: values["shutdown-timeout"],
+    namespaces,
+    excludeNamespaces: values["exclude-namespaces"],
+    deleteBarePods: values["delete-bare-pods"],
+    limits: Object.freeze({
+      deletionsPerMinute: values["max-deletions-per-minute"],
+      deletionBurst: values["deletion-burst"],
+      inflightPerNode: values["max-inflight-deletions-per-node"],
+      inflightPerNamespace: values["max-inflight-deletions-per-namespace"],
+    }),
+    cniAgentGate: gateOn
+      ? Object.freeze({
+          minReadyMs: values["cni-agent-min-ready"],
+          selector: agentSelector === "" ? undefined : agentSelector,
+          namespace: values["cni-agent-namespace"] === "" ? undefined : values["cni-agent-namespace"],
+        })
+      : undefined,
+    loopBackoff: Object.freeze({ baseMs: values["loop-backoff"], maxMs: values["loop-backoff-max"] }),
+    storm: Object.freeze({ maxBrokenFraction: values["max-broken-fraction"], minBroken: values["storm-min-broken"] }),
+    leaderElection: electing
+      ? Object.freeze({
+          namespace: values["leader-election-namespace"] === "" ? undefined : values["leader-election-namespace"],
+          id: values["leader-election-id"],
+          leaseDurationMs: values["lease-duration"],
+          renewDeadlineMs: values["renew-deadline"],
+          retryPeriodMs: values["retry-period"],
+        })
+      : undefined,
+    scan: Object.freeze({ output: values.output, repair: values.repair }),
   });
 }

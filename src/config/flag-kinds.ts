@@ -108,15 +108,17 @@ export function durationFlag(
 const boolWords: Readonly<Record<string, boolean>> = { true: true, false: false, 1: true, 0: false };
 
 /** Off by default; `--x` alone means true. */
-export function boolFlag(spec: Common & { readonly short?: string; readonly env?: boolean }): Flag<boolean> {
+export function boolFlag(
+  spec: Common & { readonly default?: boolean; readonly short?: string; readonly env?: boolean },
+): Flag<boolean> {
   const parse = (text: string): Parsed<boolean> => {
     const value = Object.hasOwn(boolWords, text) ? boolWords[text] : undefined;
     return value === undefined ? fail("expected true, false, 1 or 0") : ok(value);
   };
   return {
     type: "bool",
-    default: false,
-    defaultText: "false",
+    default: spec.default ?? false,
+    defaultText: String(spec.default ?? false),
     valueName: "",
     help: spec.help,
     env: spec.env ?? true,
@@ -155,7 +157,7 @@ export function listFlag<T = string>(
 
 export function enumFlag<const C extends readonly string[]>(
   choices: C,
-  spec: Common & { readonly default: C[number] },
+  spec: Common & { readonly default: C[number]; readonly short?: string },
 ): Flag<C[number]> {
   const parse = (text: string): Parsed<C[number]> =>
     choices.includes(text) ? ok(text) : fail(`expected one of ${choices.join(", ")}`);
@@ -166,6 +168,7 @@ export function enumFlag<const C extends readonly string[]>(
     valueName: spec.valueName ?? `<${choices.join("|")}>`,
     help: spec.help,
     env: true,
+    ...(spec.short === undefined ? {} : { short: spec.short }),
     parse,
   };
 }

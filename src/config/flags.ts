@@ -51,6 +51,11 @@ const exitCode = (text: string): Parsed<number> =>
     ? ok(Number(text))
     : fail(`expected integers 1-255, got ${JSON.stringify(text)}`);
 
+const fraction = (text: string): Parsed<number> =>
+  /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text) && Number(text) > 0
+    ? ok(Number(text))
+    : fail("expected a fraction greater than 0 and at most 1, e.g. 0.5");
+
 const dnsLabelExpectation = "expected a DNS label: ≤63 chars of [a-z0-9-], starting and ending alphanumeric";
 
 export const flags = {
@@ -169,6 +174,120 @@ export const flags = {
     what: "a port",
     help: "Port of the metrics and health HTTP server; 0 picks a free port.",
   }),
+  "namespaces": listFlag({
+    default: "",
+    item: (text) => (isDnsLabel(text) ? ok(text) : fail(`expected namespace names, got ${JSON.stringify(text)}`)),
+    help: "Only act in these namespaces (comma-separated); empty means all.",
+  }),
+  "exclude-namespaces": listFlag({
+    default: "",
+    item: (text) => (isDnsLabel(text) ? ok(text) : fail(`expected namespace names, got ${JSON.stringify(text)}`)),
+    help: "Never act in these namespaces (comma-separated).",
+  }),
+  "delete-bare-pods": boolFlag({
+    help: "Also delete broken pods without a controlling owner; by default they are labelled instead, as nothing would recreate them.",
+  }),
+  "max-deletions-per-minute": intFlag({
+    default: 60,
+    min: 0,
+    max: 100_000,
+    help: "Deletions allowed per minute across the cluster (token bucket); pods over the limit are held. 0: no limit.",
+  }),
+  "deletion-burst": intFlag({
+    default: 10,
+    min: 1,
+    max: 100_000,
+    help: "Deletions allowed at once before --max-deletions-per-minute paces them.",
+  }),
+  "max-inflight-deletions-per-node": intFlag({
+    default: 10,
+    min: 0,
+    max: 100_000,
+    help: "Pods deleted by us and still terminating, per node, before more are held. 0: no limit.",
+  }),
+  "max-inflight-deletions-per-namespace": intFlag({
+    default: 20,
+    min: 0,
+    max: 100_000,
+    help: "Pods deleted by us and still terminating, per namespace, before more are held. 0: no limit.",
+  }),
+  "cni-agent-gate": enumFlag(["on", "off"], {
+    default: "on",
+    help: "Delete a pod only when its node's CNI agent pod is Ready (for --cni-agent-min-ready).",
+  }),
+  "cni-agent-min-ready": durationFlag({
+    default: "10s",
+    min: 0,
+    help: "How long the node's CNI agent must have been Ready before pods on the node are deleted.",
+  }),
+  "cni-agent-selector": stringFlag({
+    parse: problems(labelSelectorProblem),
+    valueName: "<selector>",
+    help: "Label selector of the CNI agent pods, for every rule (defaults: istio k8s-app=istio-cni-node, linkerd k8s-app=linkerd-cni).",
+  }),
+  "cni-agent-namespace": stringFlag({
+    parse: check(optional(isDnsLabel), dnsLabelExpectation),
+    valueName: "<namespace>",
+    help: "Namespace of the CNI agent pods; empty looks in all namespaces.",
+  }),
+  "loop-backoff": durationFlag({
+    default: "1m",
+    min: 1_000,
+    help: "When a pod we deleted is replaced by a broken one on the same node, wait this long before the next delete; doubles per repeat.",
+  }),
+  "loop-backoff-max": durationFlag({
+    default: "30m",
+    min: 1_000,
+    help: "Longest wait between repeated deletions for one owner on one node.",
+  }),
+  "max-broken-fraction": stringFlag<number>({
+    default: "0.5",
+    parse: fraction,
+    valueName: "<0-1>",
+    help: "Stop deleting on a node (or in the cluster) when more than this fraction of its meshed pods are broken at once.",
+  }),
+  "storm-min-broken": intFlag({
+    default: 5,
+    min: 1,
+    max: 1_000_000,
+    help: "The storm breaker opens only with at least this many broken pods on the node (or in the cluster).",
+  }),
+  "leader-elect": boolFlag({
+    default: true,
+    help: "Elect one active replica with a Lease; turn off for the per-node DaemonSet or a single instance.",
+  }),
+  "leader-election-namespace": stringFlag({
+    parse: check(optional(isDnsLabel), dnsLabelExpectation),
+    valueName: "<namespace>",
+    help: "Namespace of the Lease; empty: the pod's own namespace in-cluster, else default.",
+  }),
+  "leader-election-id": stringFlag({
+    default: "cni-repair",
+    parse: check(isDnsSubdomain, "expected a Lease name (DNS subdomain)"),
+    valueName: "<name>",
+    help: "Name of the Lease.",
+  }),
+  "lease-duration": durationFlag({
+    default: "15s",
+    min: 1_000,
+    help: "How long followers wait after the last renewal they saw before taking over.",
+  }),
+  "renew-deadline": durationFlag({
+    default: "10s",
+    min: 1_000,
+    help: "How long the leader keeps trying to renew before it stops acting; less than --lease-duration.",
+  }),
+  "retry-period": durationFlag({
+    default: "2s",
+    min: 100,
+    help: "How often the Lease is renewed or its acquisition retried; less than --renew-deadline.",
+  }),
+  output: enumFlag(["table", "json"], {
+    short: "o",
+    default: "table",
+    help: "scan: output format.",
+  }),
+  repair: boolFlag({ help: "scan: make one pass of repairs under every guard, then exit." }),
   "log-level": enumFlag(["error", "warn", "info", "debug"], { default: "info", help: "Least severe level logged." }),
   "log-format": enumFlag(["json", "text"], { default: "json", help: "Log line format." }),
   "shutdown-timeout": durationFlag({

@@ -5,7 +5,8 @@ import { envVarName, flagNames, flags } from "./flags.js";
 /** Usage, then one entry per flag: name, value type, default, env var and help. */
 export function helpText(): string {
   const lines = [
-    "Usage: cni-repair [run] [flags]",
+    "Usage: cni-repair [run] [flags]     watch pods and repair broken ones until stopped",
+    "       cni-repair scan [flags]      list broken pods once and what run would do (exit 0: none, 1: some)",
     "",
     "Finds pods whose service-mesh CNI validator init container failed and repairs them.",
     "Every flag can also be set by the env var shown; a flag on the command line wins.",

@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, invalidValue } from "./config-error.js";
 import { type FlagName, flags, isFlagName } from "./flags.js";
 
-export type Command = "run" | "help" | "version";
+export type Command = "run" | "scan" | "help" | "version";
 
 /** The text a flag was given, and where from ("--mode" or "CNI_REPAIR_MODE"), for error messages. */
 export type Setting = { readonly text: string; readonly source: string };
@@ -57,15 +57,15 @@ export function readArgs(argv: readonly string[]): Args {
 
 function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Command {
   const [first, ...rest] = positionals;
-  if (first !== undefined && first !== "run") {
-    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, --help or --version`);
+  if (first !== undefined && first !== "run" && first !== "scan") {
+    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, scan, --help or --version`);
   }
   if (rest.length > 0) {
-    throw new ConfigError(`unexpected arguments after run: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
+    throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
   }
   if (isSet(settings, "help")) return "help";
   if (isSet(settings, "version")) return "version";
-  return "run";
+  return first ?? "run";
 }
 
 function isSet(settings: ReadonlyMap<FlagName, Setting>, name: "help" | "version"): boolean {

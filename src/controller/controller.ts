@@ -1,24 +1,38 @@
-// Feeds cache changes into the work queue and runs reconciles: bounded concurrency, retries, resync.
+// Feeds cache changes into the work queue and runs reconciles: bounded concurrency, retries, resync,
+// guard bookkeeping, and (with leader election) acting only while leading.
 import PQueue from "p-queue";
-import { detect } from "../detect/detect.js";
+import { detect, meshRule } from "../detect/detect.js";
+import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
-import type { StoreChange } from "../informer/pod-store.js";
+import type { PodChange } from "../informer/pod-store.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { WorkQueue } from "../queue/work-queue.js";
+import type { SafetyGuards } from "../safety/guards.js";
+import type { Holds } from "../safety/holds.js";
+import type { PodStanding, StormTransition } from "../safety/storm-breaker.js";
 import type { BrokenPods } from "./broken-pods.js";
 import type { Reconciler } from "./reconciler.js";
+
+/** Leadership as the controller sees it; absent when this instance always acts. */
+export type Leadership = {
+  readonly isLeader: boolean;
+  waitForLeadership(signal: AbortSignal): Promise<boolean>;
+};
 
 export type ControllerOptions = {
   readonly queue: WorkQueue;
   readonly reconciler: Reconciler;
   readonly broken: BrokenPods;
+  readonly guards: SafetyGuards;
+  readonly holds: Holds;
   readonly rules: readonly Rule[];
   readonly workers: number;
   /** Failed attempts per key before giving up until the next change or resync. */
   readonly maxRetries: number;
   /** 0: off. */
   readonly resyncPeriodMs: number;
+  readonly leadership?: Leadership;
   readonly metrics: Metrics;
   readonly logger: Logger;
 };
@@ -26,6 +40,7 @@ export type ControllerOptions = {
 export class Controller {
   readonly #options: ControllerOptions;
   readonly #executor: PQueue;
+  #openNodeBreakers = 0;
 
   constructor(options: ControllerOptions) {
     this.#options = options;
@@ -33,33 +48,65 @@ export class Controller {
   }
 
   /**
-   * Called for every cache change. Only pods that look broken now, or were broken before, are queued:
-   * the reconcile re-reads the cache anyway, and a 100k-pod initial list should not mean 100k reconciles.
+   * Called for every cache change. Keeps the guards' counts current, frees the in-flight slot of a pod that
+   * is gone, and queues the pod only if it looks broken now or was broken before: the reconcile re-reads
+   * the cache anyway, and a 100k-pod initial list should not mean 100k reconciles.
    */
-  onChange(change: StoreChange): void {
-    const relevant =
-      this.#options.broken.has(change.key) ||
-      (change.current !== undefined && detect(change.current, this.#options.rules).broken);
-    if (relevant) this.#enqueue(change.key);
+  onChange(change: PodChange): void {
+    const { previous, current } = change;
+    const { guards, broken, rules } = this.#options;
+    const brokenNow = current !== undefined && detect(current, rules).broken;
+    const before = previous && this.#standing(previous, detect(previous, rules).broken);
+    const now = current && this.#standing(current, brokenNow);
+    for (const transition of guards.standingChanged(
+      before && previous && { facts: previous, standing: before },
+      now && current && { facts: current, standing: now },
+    )) {
+      this.#stormTransition(transition);
+    }
+    if (previous && previous.uid !== current?.uid) {
+      const freed = guards.podGone(previous.uid);
+      if (freed) {
+        this.#enqueueAll(this.#options.holds.keys(["node_inflight"], { node: freed.node }));
+        this.#enqueueAll(this.#options.holds.keys(["namespace_inflight"], { namespace: freed.namespace }));
+      }
+    }
+    if (brokenNow || broken.has(change.key)) this.#enqueue(change.key);
+  }
+
+  /** A CNI agent on the node changed: pods held for it there may go now. */
+  onAgentChange(node: string | undefined): void {
+    if (node !== undefined) this.#enqueueAll(this.#options.holds.keys(["cni_agent_not_ready"], { node }));
   }
 
   /** Re-queues every pod known to be broken, so one missed or failed repair is picked up again. */
   resync(): void {
-    for (const key of this.#options.broken.keys()) this.#enqueue(key);
+    this.#enqueueAll(this.#options.broken.keys());
   }
 
   /** Hands keys to the workers until the queue shuts down, then waits for in-flight reconciles. */
   async run(signal: AbortSignal): Promise<void> {
-    const { queue, resyncPeriodMs } = this.#options;
+    const { queue, resyncPeriodMs, leadership, logger } = this.#options;
     const resync = resyncPeriodMs > 0 ? setInterval(() => this.resync(), resyncPeriodMs) : undefined;
     signal.addEventListener("abort", () => queue.shutDown(), { once: true });
     try {
       for (;;) {
+        if (leadership && !leadership.isLeader) {
+          // Followers keep their cache warm and their queue deduplicated, but act on nothing.
+          if (!(await leadership.waitForLeadership(signal))) break;
+          logger.info("leading: acting on broken pods", { broken: this.#options.broken.size });
+          this.resync();
+        }
         // Take a key only when a worker is free, so keys wait in the deduplicating queue, not here.
         await this.#executor.onSizeLessThan(1);
-        const key = await queue.get();
+        const key = await queue.get(signal);
         if (key === undefined) break;
         this.#updateDepth();
+        if (leadership && !leadership.isLeader) {
+          queue.done(key);
+          queue.add(key);
+          continue;
+        }
         void this.#executor.add(() => this.#process(key));
       }
     } finally {
@@ -107,6 +154,35 @@ export class Controller {
     metrics.queueRetries.inc();
     // Retry-After from the server wins when it asks for a longer pause than our backoff.
     queue.addRateLimited(key, notBeforeMs);
+  }
+
+  #stormTransition(transition: StormTransition): void {
+    const { metrics, logger, holds, guards } = this.#options;
+    const where = transition.scope === "node" ? { node: transition.node } : {};
+    if (transition.scope === "node") {
+      this.#openNodeBreakers += transition.open ? 1 : -1;
+      metrics.stormBreakerOpen.set({ scope: "node" }, this.#openNodeBreakers);
+    } else {
+      metrics.stormBreakerOpen.set({ scope: "cluster" }, transition.open ? 1 : 0);
+    }
+    const detail = guards.storm.describe(transition.scope, transition.node);
+    if (transition.open) {
+      logger.warn("storm breaker open: holding deletions", { scope: transition.scope, ...where, detail });
+      return;
+    }
+    logger.info("storm breaker closed: deletions resume", { scope: transition.scope, ...where, detail });
+    this.#enqueueAll(holds.keys(["storm"], where));
+  }
+
+  /** How the pod counts for the storm breaker: only alive, unfinished, meshed pods count at all. */
+  #standing(facts: PodFacts, broken: boolean): PodStanding | undefined {
+    if (facts.deleting || facts.phase === "Failed" || facts.phase === "Succeeded") return undefined;
+    if (!meshRule(facts, this.#options.rules)) return undefined;
+    return { meshed: true, broken };
+  }
+
+  #enqueueAll(keys: Iterable<string>): void {
+    for (const key of keys) this.#enqueue(key);
   }
 
   #enqueue(key: string): void {

@@ -1,21 +1,22 @@
-// Reconcile one pod key: read the latest facts, detect, decide, act, and record the outcome.
-
+// Reconcile one pod key: read the latest facts, detect, decide under the guards, act, and record the outcome.
 import type { EventRecorder } from "../act/event-recorder.js";
-import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
+import type { BrokenVerdict, RepairOutcome, Repairer } from "../act/repairer.js";
 import type { Mode } from "../config/config.js";
-import { decide } from "../decide/decide.js";
+import { type Decision, decide } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodStore } from "../informer/pod-store.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
+import type { SafetyGuards } from "../safety/guards.js";
+import type { Holds } from "../safety/holds.js";
 import type { BrokenPods } from "./broken-pods.js";
 
 /** What the worker does next with the key. */
 export type ReconcileResult =
   | { readonly kind: "done" }
-  /** Look again after a pause (a 409: the watch will bring fresher facts). */
+  /** Look again after a pause (a 409: fresher facts are on their way; or a hold that lifts with time). */
   | { readonly kind: "requeue"; readonly afterMs: number }
   /** The action failed: retry with backoff, but not before the server's Retry-After. */
   | { readonly kind: "retry"; readonly notBeforeMs: number; readonly error: string };
@@ -25,9 +26,12 @@ export type ReconcilerDeps = {
   readonly rules: readonly Rule[];
   readonly mode: Mode;
   readonly label: { readonly key: string; readonly value: string };
+  readonly deleteBarePods: boolean;
   readonly repairer: Repairer;
   readonly events: EventRecorder;
   readonly broken: BrokenPods;
+  readonly guards: SafetyGuards;
+  readonly holds: Holds;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -56,6 +60,7 @@ export class Reconciler {
     }
     const verdict = detect(facts, rules);
     if (!verdict.broken) {
+      this.#release(key);
       if (broken.clear(key)) logger.debug("pod no longer broken", podFields(facts));
       return { kind: "done" };
     }
@@ -66,25 +71,30 @@ export class Reconciler {
       mode: this.#deps.mode,
       label: this.#deps.label,
       alreadyHandled: this.#handled.get(key) === facts.uid,
+      deleteBarePods: this.#deps.deleteBarePods,
+      guards: this.#deps.mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule),
     });
     const fields = { ...podFields(facts), rule: verdict.rule, reason: verdict.reason };
     switch (decision.kind) {
       case "healthy":
         return { kind: "done" };
       case "hold":
-        logger.info("broken pod held", { ...fields, action: "hold", hold: decision.reason });
-        await this.#deps.repairer.reportTerminal(facts, verdict);
-        return { kind: "done" };
+        return await this.#hold(key, facts, verdict, decision, fields);
       case "skip":
+        this.#release(key);
         this.#deps.metrics.podsRepaired.inc({ type: this.#deps.mode, result: "skip" });
-        logger.info("broken pod skipped", {
-          ...fields,
-          action: this.#deps.mode,
-          result: "skip",
-          detail: decision.reason,
-        });
+        logger.info("broken pod skipped", { ...fields, action: this.#deps.mode, result: "skip", detail: decision.reason });
         return { kind: "done" };
       case "act": {
+        if (decision.action === "delete") {
+          // The last gate, taken only once every other guard agreed: the cluster-wide deletion pace.
+          const waitMs = this.#deps.guards.takeDeletionToken(key);
+          if (waitMs > 0) {
+            const detail = `deletions are paced by --max-deletions-per-minute; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`;
+            return await this.#hold(key, facts, verdict, { kind: "hold", reason: "rate_limit", detail, retryAfterMs: waitMs }, fields);
+          }
+        }
+        this.#release(key);
         const outcome = await this.#act(decision.action, facts, verdict);
         this.#record(outcome, fields, entry.sinceMs);
         if (outcome.result === "success" || outcome.result === "dry_run") {
@@ -94,20 +104,43 @@ export class Reconciler {
         if (outcome.result === "skip") {
           return outcome.error?.status === 409 ? { kind: "requeue", afterMs: CONFLICT_RECHECK_MS } : { kind: "done" };
         }
-        return {
-          kind: "retry",
-          notBeforeMs: outcome.error?.retryAfterMs ?? 0,
-          error: outcome.detail ?? "action failed",
-        };
+        return { kind: "retry", notBeforeMs: outcome.error?.retryAfterMs ?? 0, error: outcome.detail ?? "action failed" };
       }
     }
   }
 
+  async #hold(
+    key: string,
+    facts: PodFacts,
+    verdict: BrokenVerdict,
+    decision: Extract<Decision, { kind: "hold" }>,
+    fields: Record<string, unknown>,
+  ): Promise<ReconcileResult> {
+    const { holds, logger } = this.#deps;
+    const line = { ...fields, action: "hold", hold: decision.reason, detail: decision.detail };
+    if (decision.reason !== "rate_limit") this.#deps.guards.forgetPod(key);
+    if (holds.hold(key, facts, decision.reason)) {
+      logger.info("broken pod held", line);
+      await this.#deps.repairer.reportHold(facts, verdict, decision.reason, decision.detail);
+    } else {
+      logger.debug("broken pod still held", line);
+    }
+    if (decision.label) {
+      const outcome = await this.#deps.repairer.label(facts, verdict);
+      this.#record(outcome, fields, undefined);
+    }
+    return decision.retryAfterMs === undefined ? { kind: "done" } : { kind: "requeue", afterMs: decision.retryAfterMs };
+  }
+
   async #act(action: Mode, facts: PodFacts, verdict: BrokenVerdict): Promise<RepairOutcome> {
-    const { repairer } = this.#deps;
+    const { repairer, guards } = this.#deps;
     switch (action) {
-      case "delete":
-        return await repairer.delete(facts, verdict);
+      case "delete": {
+        guards.beforeDelete(facts);
+        const outcome = await repairer.delete(facts, verdict);
+        guards.afterDelete(facts, outcome.result === "success");
+        return outcome;
+      }
       case "label":
         return await repairer.label(facts, verdict);
       case "report":
@@ -115,26 +148,28 @@ export class Reconciler {
     }
   }
 
-  #record(outcome: RepairOutcome, fields: Record<string, unknown>, sinceMs: number): void {
+  #record(outcome: RepairOutcome, fields: Record<string, unknown>, sinceMs: number | undefined): void {
     const { metrics, logger } = this.#deps;
     metrics.podsRepaired.inc({ type: outcome.type, result: outcome.result });
-    const line = {
-      ...fields,
-      action: outcome.type,
-      result: outcome.result,
-      ...(outcome.detail && { detail: outcome.detail }),
-    };
+    const line = { ...fields, action: outcome.type, result: outcome.result, ...(outcome.detail && { detail: outcome.detail }) };
     if (outcome.result === "fail") {
       logger.warn("repair failed", line);
       return;
     }
-    if (outcome.result === "success" || outcome.result === "dry_run") {
+    if (sinceMs !== undefined && (outcome.result === "success" || outcome.result === "dry_run")) {
       metrics.repairLatencySeconds.observe(Math.max(0, this.#now() - sinceMs) / 1000);
     }
     logger.info(outcome.result === "skip" ? "repair skipped" : "repaired broken pod", line);
   }
 
+  /** The pod is no longer held (acted on, healed, or gone) and waits for no deletion slot. */
+  #release(key: string): void {
+    this.#deps.holds.release(key);
+    this.#deps.guards.forgetPod(key);
+  }
+
   #forget(key: string): void {
+    this.#release(key);
     const entry = this.#deps.broken.clear(key);
     const handledUid = this.#handled.get(key);
     this.#handled.delete(key);

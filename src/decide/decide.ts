@@ -1,20 +1,40 @@
-// The safety policy: given a verdict, what to do with the pod now. Pure; the reconciler carries it out.
-
+// The safety policy: given a verdict and what the guards see, what to do with the pod now. Pure; the
+// reconciler gathers the guard view and carries the decision out.
 import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
+import type { HoldReason } from "../safety/holds.js";
 
 export type Decision =
   /** Nothing is wrong with the pod (any longer). */
   | { readonly kind: "healthy" }
   /** Act now: the mode's action. */
   | { readonly kind: "act"; readonly action: Mode }
-  /** Broken, but not to be acted on now; the reason says why. */
-  | { readonly kind: "hold"; readonly reason: HoldReason }
+  /**
+   * Broken, but not to be deleted now. `retryAfterMs`: look again then (otherwise a guard change or the
+   * resync brings it back); `label`: mark it for a human meanwhile (a bare pod nothing would recreate).
+   */
+  | {
+      readonly kind: "hold";
+      readonly reason: HoldReason;
+      readonly detail: string;
+      readonly retryAfterMs?: number;
+      readonly label?: boolean;
+    }
   /** Broken, and already handled: nothing more to do. */
   | { readonly kind: "skip"; readonly reason: string };
 
-export type HoldReason = "terminal";
+/** What the stateful guards say about this pod right now; absent fields mean "no objection". */
+export type GuardView = {
+  /** The replacement of a pod we deleted came back broken on the same node. */
+  readonly loop?: { readonly waitMs: number; readonly detail: string };
+  /** Too many meshed pods broken at once on the node or in the cluster. */
+  readonly storm?: { readonly detail: string };
+  /** No CNI agent on the node has been Ready long enough; waitMs when it only needs more time. */
+  readonly agent?: { readonly waitMs?: number; readonly detail: string };
+  /** A cap on pods we deleted that are still terminating. */
+  readonly inflight?: { readonly reason: "node_inflight" | "namespace_inflight"; readonly detail: string };
+};
 
 export type PolicyInput = {
   readonly facts: PodFacts;
@@ -23,22 +43,51 @@ export type PolicyInput = {
   readonly label: { readonly key: string; readonly value: string };
   /** True when this controller already acted on this pod UID (deleted it, or reported it). */
   readonly alreadyHandled: boolean;
+  readonly deleteBarePods: boolean;
+  readonly guards: GuardView;
 };
 
 export function decide(input: PolicyInput): Decision {
-  const { facts, verdict, mode, label } = input;
+  const { facts, verdict, mode, label, guards } = input;
   if (!verdict.broken) return { kind: "healthy" };
-  // Labelling is how a human finds the pod, so it applies to terminal pods too; only deletion waits.
+  // Labelling is harmless and is how a human finds the pod, so label mode labels every broken pod.
   if (mode === "label") {
-    return facts.labels[label.key] === label.value
+    return isLabelled(facts, label)
       ? { kind: "skip", reason: `already labelled ${label.key}=${label.value}` }
       : { kind: "act", action: "label" };
   }
-  // A Failed/Succeeded pod is finished: its owner has given up on it or replaced it, and deleting it
-  // repairs nothing.
-  if (verdict.terminal) return { kind: "hold", reason: "terminal" };
+  // A Failed/Succeeded pod is finished: its owner has given up on it or replaced it; deleting it repairs nothing.
+  if (verdict.terminal) return { kind: "hold", reason: "terminal", detail: `the pod has finished (phase ${facts.phase})` };
   if (input.alreadyHandled) {
     return { kind: "skip", reason: mode === "delete" ? "already deleted by us" : "already reported" };
   }
+  // Nothing would recreate a pod without a controlling owner: deleting it would lose the workload.
+  if (facts.owner === undefined && !input.deleteBarePods) {
+    return {
+      kind: "hold",
+      reason: "bare_pod",
+      detail: "no controlling owner would recreate it (--delete-bare-pods to delete anyway)",
+      label: mode === "delete" && !isLabelled(facts, label),
+    };
+  }
+  if (guards.loop && guards.loop.waitMs > 0) {
+    return { kind: "hold", reason: "loop_backoff", detail: guards.loop.detail, retryAfterMs: guards.loop.waitMs };
+  }
+  if (guards.storm) return { kind: "hold", reason: "storm", detail: guards.storm.detail };
+  if (guards.agent) {
+    return {
+      kind: "hold",
+      reason: "cni_agent_not_ready",
+      detail: guards.agent.detail,
+      ...(guards.agent.waitMs !== undefined && { retryAfterMs: guards.agent.waitMs }),
+    };
+  }
+  // In report mode nothing is deleted, so nothing is in flight: only the guards above apply.
+  if (mode === "delete" && guards.inflight) {
+    return { kind: "hold", reason: guards.inflight.reason, detail: guards.inflight.detail };
+  }
   return { kind: "act", action: mode };
 }
+
+const isLabelled = (facts: PodFacts, label: { key: string; value: string }): boolean =>
+  facts.labels[label.key] === label.value;

@@ -31,6 +31,8 @@ export type PodFacts = {
   readonly restartPolicy: string | undefined;
   /** deletionTimestamp is set: the pod is already going away. */
   readonly deleting: boolean;
+  /** metadata.creationTimestamp in epoch ms; tells a replacement from a sibling. Fixed for a UID. */
+  readonly createdAtMs: number | undefined;
   /** The controlling ownerReference; undefined for a bare pod nothing would recreate. */
   readonly owner: OwnerRef | undefined;
   /** Only the label keys some rule or action needs. */

@@ -9,6 +9,8 @@ const istio: Rule = Object.freeze({
   exitCodes: Object.freeze([126]),
   // Set by the sidecar injector on every injected pod.
   requiredAnnotation: Object.freeze({ key: "sidecar.istio.io/status" }),
+  // The istio-cni-node DaemonSet's pods.
+  cniAgentSelector: "k8s-app=istio-cni-node",
 });
 
 /** Linkerd CNI: linkerd-network-validator exits 95 when redirection is missing. */
@@ -18,6 +20,8 @@ const linkerd: Rule = Object.freeze({
   exitCodes: Object.freeze([95]),
   // Set by the proxy injector on every meshed pod.
   requiredLabel: Object.freeze({ key: "linkerd.io/control-plane-ns" }),
+  // The linkerd-cni DaemonSet's pods.
+  cniAgentSelector: "k8s-app=linkerd-cni",
 });
 
 const presets = { istio, linkerd } as const;

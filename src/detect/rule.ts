@@ -13,4 +13,9 @@ export type Rule = {
   readonly messageContains?: string;
   readonly requiredAnnotation?: Marker;
   readonly requiredLabel?: Marker;
+  /**
+   * Label selector of the mesh's CNI node agent pods. Deleting a broken pod while the agent on its node is not
+   * Ready only produces another broken pod, so the readiness gate waits for it.
+   */
+  readonly cniAgentSelector?: string;
 };

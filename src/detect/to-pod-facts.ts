@@ -118,6 +118,12 @@ function initContainers(statuses: unknown, schema: FactsSchema): readonly InitCo
   return out.length === 0 ? EMPTY_INITS : out;
 }
 
+/** A timestamp as client-node (Date) or watch JSON (RFC 3339 string) carries it, in epoch ms. */
+function timestampMs(value: unknown): number | undefined {
+  const ms = value instanceof Date ? value.getTime() : typeof value === "string" ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
 function extract(pod: unknown, schema: FactsSchema): PodFacts | undefined {
   const p = asObject(pod);
   const metadata = asObject(field(p, "metadata"));
@@ -142,6 +148,7 @@ function extract(pod: unknown, schema: FactsSchema): PodFacts | undefined {
     phase: nonEmpty(field(status, "phase")),
     restartPolicy: nonEmpty(field(spec, "restartPolicy")),
     deleting: deletionTimestamp !== undefined && deletionTimestamp !== null,
+    createdAtMs: timestampMs(field(metadata, "creationTimestamp")),
     owner: controllerOwner(field(metadata, "ownerReferences")),
     labels: pick(field(metadata, "labels"), schema.labelKeys),
     annotations: pick(field(metadata, "annotations"), schema.annotationKeys),
@@ -207,6 +214,7 @@ export function sameFacts(a: PodFacts, b: PodFacts): boolean {
     a.phase === b.phase &&
     a.restartPolicy === b.restartPolicy &&
     a.deleting === b.deleting &&
+    a.createdAtMs === b.createdAtMs &&
     sameOwner(a.owner, b.owner) &&
     sameRecord(a.labels, b.labels) &&
     sameRecord(a.annotations, b.annotations) &&

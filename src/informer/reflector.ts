@@ -7,37 +7,38 @@
 //     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
 // It never gives up; only the abort signal ends run().
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PodFacts } from "../detect/facts.js";
-import { podKey } from "../detect/facts.js";
-import { type FactsSchema, toPodFacts } from "../detect/to-pod-facts.js";
 import { ApiError } from "../kube/api-error.js";
 import { listPodsPage, type PodScope, watchPods } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
-import { PodStore, type StoreChange } from "./pod-store.js";
+import type { FactsStore, StoreChange } from "./facts-store.js";
 import { watchEvents } from "./watch-lines.js";
 
-export type WatchRestartReason = "timeout" | "gone" | "error" | "stalled";
+import type { WatchRestartReason } from "../observe/metrics.js";
 
 /** What the reflector reports as it goes; metrics and logs hang off this. */
-export type ReflectorObserver = {
-  change(change: StoreChange): void;
+export type ReflectorObserver<T> = {
+  change(change: StoreChange<T>): void;
   listed(pods: number, durationMs: number): void;
   watchEvent(type: string): void;
   watchRestart(reason: WatchRestartReason, error?: unknown): void;
 };
 
-export type ReflectorOptions = {
+export type ReflectorOptions<T> = {
   readonly transport: KubeTransport;
   readonly scope: PodScope;
-  readonly schema: FactsSchema;
+  readonly store: FactsStore<T>;
+  /** The one edge transform from a raw Pod to the facts kept; undefined drops the object. */
+  readonly transform: (pod: unknown) => T | undefined;
   readonly pageSize: number;
   /** Server-side timeout of each watch; randomised in [t, 2t) so replicas do not reconnect in step. */
   readonly watchTimeoutMs: number;
   /** A watch that delivers no byte (event or bookmark) for this long is dead. */
   readonly stallTimeoutMs: number;
   readonly backoff: BackoffPolicy;
-  readonly observer: ReflectorObserver;
+  readonly observer: ReflectorObserver<T>;
+  /** Called after each list page with the number of items listed so far. */
+  readonly onListProgress?: (items: number) => void;
 };
 
 type State =
@@ -48,16 +49,17 @@ type State =
 /** A watch that ends this soon without a single event is treated as an error, like client-go does. */
 const SHORT_WATCH_MS = 1_000;
 
-export class PodReflector {
-  readonly store = new PodStore();
-  readonly #options: ReflectorOptions;
+export class PodReflector<T> {
+  readonly store: FactsStore<T>;
+  readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   #lastActivity = performance.now();
 
-  constructor(options: ReflectorOptions) {
+  constructor(options: ReflectorOptions<T>) {
     this.#options = options;
+    this.store = options.store;
     this.#backoff = new Backoff(options.backoff);
   }
 
@@ -99,7 +101,7 @@ export class PodReflector {
 
   async #list(signal: AbortSignal): Promise<State> {
     const started = performance.now();
-    const listed = new Map<string, PodFacts>();
+    const listed = new Map<string, T>();
     let continueToken: string | undefined;
     let resourceVersion = "";
     try {
@@ -111,11 +113,12 @@ export class PodReflector {
         });
         this.#lastActivity = performance.now();
         for (const item of page.items) {
-          const facts = toPodFacts(item, this.#options.schema);
-          if (facts) listed.set(podKey(facts.namespace, facts.name), facts);
+          const facts = this.#options.transform(item);
+          if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
         }
         continueToken = page.continueToken;
         resourceVersion = page.resourceVersion;
+        this.#options.onListProgress?.(listed.size);
       } while (continueToken !== undefined);
     } catch (error) {
       if (signal.aborted) return { phase: "list" };
@@ -192,9 +195,9 @@ export class PodReflector {
 
   #apply(type: string, object: unknown): void {
     if (type === "BOOKMARK") return;
-    const facts = toPodFacts(object, this.#options.schema);
-    if (!facts) return;
-    const change = type === "DELETED" ? this.store.delete(facts.namespace, facts.name) : this.store.upsert(facts);
+    const facts = this.#options.transform(object);
+    if (facts === undefined) return;
+    const change = type === "DELETED" ? this.store.remove(this.store.keyOf(facts)) : this.store.upsert(facts);
     if (change) this.#options.observer.change(change);
   }
 

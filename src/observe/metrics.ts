@@ -1,5 +1,6 @@
 // Every Prometheus metric the controller exports, created on a caller-supplied registry.
 
+import { HOLD_REASONS, type HoldReason } from "../safety/holds.js";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
@@ -73,6 +74,16 @@ export type Metrics = {
   readonly apiRequests: LabelledCounter<{ verb: ApiVerb; code: ApiCode }>;
   /** cni_repair_events_failed_total: Kubernetes Events we could not write (never fails a repair). */
   readonly eventsFailed: Counter<never>;
+  /** cni_repair_pods_held: broken pods a guard holds back right now, by reason. */
+  readonly podsHeld: LabelledGauge<{ reason: HoldReason }>;
+  /** cni_repair_holds_total: times a pod entered a hold, by reason. */
+  readonly holdsTotal: LabelledCounter<{ reason: HoldReason }>;
+  /** cni_repair_storm_breaker_open: breakers open now, by scope (node: how many nodes; cluster: 0/1). */
+  readonly stormBreakerOpen: LabelledGauge<{ scope: "node" | "cluster" }>;
+  /** cni_repair_cni_agent_pods: CNI agent pods seen, by rule and readiness. */
+  readonly cniAgentPods: LabelledGauge<{ rule: string; ready: "true" | "false" }>;
+  /** cni_repair_leader: 1 while this replica holds the Lease (or runs without election). */
+  readonly leader: Gauge<never>;
   /** cni_repair_build_info, always 1. */
   readonly buildInfo: LabelledGauge<{ version: string }>;
 };
@@ -165,6 +176,35 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     help: "Kubernetes Events that could not be written.",
     registers,
   });
+  const podsHeld = new Gauge({
+    name: "cni_repair_pods_held",
+    help: "Broken pods a safety guard holds back right now, by reason.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const holdsTotal = new Counter({
+    name: "cni_repair_holds_total",
+    help: "Times a broken pod entered a hold, by reason.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const stormBreakerOpen = new Gauge({
+    name: "cni_repair_storm_breaker_open",
+    help: "Storm breakers open now: nodes (scope=node), or 1 when the cluster-wide one is open (scope=cluster).",
+    labelNames: ["scope"] as const,
+    registers,
+  });
+  const cniAgentPods = new Gauge({
+    name: "cni_repair_cni_agent_pods",
+    help: "CNI agent pods seen by the readiness gate, by rule and whether they are Ready.",
+    labelNames: ["rule", "ready"] as const,
+    registers,
+  });
+  const leader = new Gauge({
+    name: "cni_repair_leader",
+    help: "1 while this replica is the active one (holds the Lease, or runs without election).",
+    registers,
+  });
   const buildInfo = new Gauge({
     name: "cni_repair_build_info",
     help: "Build information; always 1.",
@@ -183,6 +223,15 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   for (const reason of WATCH_RESTART_REASONS) watchRestarts.inc({ reason }, 0);
   for (const type of WATCH_EVENT_TYPES) watchEvents.inc({ type }, 0);
   buildInfo.set({ version: opts.version }, 1);
+  for (const reason of HOLD_REASONS) {
+    podsHeld.set({ reason }, 0);
+    holdsTotal.inc({ reason }, 0);
+  }
+  for (const scope of ["node", "cluster"] as const) stormBreakerOpen.set({ scope }, 0);
+  for (const rule of opts.ruleNames) {
+    for (const ready of ["true", "false"] as const) cniAgentPods.set({ rule, ready }, 0);
+  }
+  leader.set(0);
 
   collectDefaultMetrics({ register: registry });
 
@@ -201,6 +250,11 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     lastSyncTimestampSeconds,
     apiRequests,
     eventsFailed,
+    podsHeld,
+    holdsTotal,
+    stormBreakerOpen,
+    cniAgentPods,
+    leader,
     buildInfo,
   };
 }

@@ -23,14 +23,16 @@ export type PodState = {
 /** Creates the pod (scheduled, owned by a ReplicaSet unless told otherwise) and writes its validator status. */
 export async function createPodInState(
   api: CoreV1Api,
-  spec: Omit<PodSpecOptions, "nodeName"> & { nodeName?: string },
+  spec: Omit<PodSpecOptions, "nodeName"> & { nodeName?: string; /** No controlling owner at all. */ bare?: boolean },
   state: PodState = {},
 ): Promise<V1Pod> {
   const mesh: Mesh = spec.mesh ?? "istio";
   const meshValidator = mesh === "none" ? VALIDATOR.istio : VALIDATOR[mesh];
+  const { bare, ...podSpec } = spec;
+  const owner = bare ? {} : { owner: spec.owner ?? { kind: "ReplicaSet", name: "app-7d9f" } };
   await api.createNamespacedPod({
     namespace: spec.namespace,
-    body: meshedPod({ nodeName: "node-a", owner: { kind: "ReplicaSet", name: "app-7d9f" }, ...spec }),
+    body: meshedPod({ nodeName: "node-a", ...podSpec, ...owner }),
   });
   return await writePodStatus(api, spec, {
     phase: state.phase ?? "Pending",

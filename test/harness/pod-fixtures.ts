@@ -1,4 +1,5 @@
 // Pod objects shaped like what the meshes' injectors produce, and the statuses a kubelet would write.
+import { createHash } from "node:crypto";
 import type { CoreV1Api, V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 
@@ -43,7 +44,7 @@ export function meshedPod(options: PodSpecOptions): V1Pod {
             apiVersion: options.owner.apiVersion ?? "apps/v1",
             kind: options.owner.kind,
             name: options.owner.name,
-            uid: "00000000-0000-4000-8000-000000000001",
+            uid: ownerUid(options.owner),
             controller: true,
           },
         ],
@@ -56,6 +57,12 @@ export function meshedPod(options: PodSpecOptions): V1Pod {
       containers: [{ name: "app", image: "registry.invalid/app:1" }],
     },
   };
+}
+
+/** A stable made-up UID per owner kind and name, so pods of one owner share it and other owners differ. */
+function ownerUid(owner: { kind: string; name: string }): string {
+  const hex = createHash("sha256").update(`${owner.kind}/${owner.name}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 export type ValidatorOutcome =

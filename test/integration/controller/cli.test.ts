@@ -7,6 +7,7 @@ import { ControllerProcess, runCommand } from "../../harness/controller-process.
 import { freePort } from "../../harness/ports.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { PLAIN } from "./start.js";
 
 describe("cni-repair command line", () => {
   for (const [args, env, expected] of [
@@ -42,7 +43,7 @@ describe("cni-repair command line", () => {
   });
 
   it("serves /metrics, /healthz and /readyz once synced; exits 0 on SIGTERM", async () => {
-    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${controlPlane().kubeconfigPath}`] });
+    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${controlPlane().kubeconfigPath}`, ...PLAIN] });
     const metrics = await controller.get("/metrics");
     expect(metrics.status).to.equal(200);
     expect(metrics.body).to.include('cni_repair_build_info{version="0.1.0"} 1');
@@ -60,7 +61,7 @@ describe("cni-repair command line", () => {
     const unreachable = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
     for (const entry of unreachable.clusters) entry.cluster.server = `https://127.0.0.1:${await freePort()}`;
     writeFileSync(kubeconfig, JSON.stringify(unreachable));
-    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${kubeconfig}`], waitReady: false });
+    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${kubeconfig}`, ...PLAIN], waitReady: false });
     try {
       await waitFor("the HTTP server", async () => (await controller.get("/healthz")).status === 200);
       const ready = await controller.get("/readyz");

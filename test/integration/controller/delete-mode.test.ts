@@ -83,8 +83,9 @@ describe("controller in delete mode", () => {
 
     await waitFor("the running pod to be deleted", () => isMarkedForDeletion("never-running"));
     await waitFor("the Event for the finished pod", async () =>
-      (await repairEvents(controlPlane(), namespace)).includes("never-failed:BrokenPodNotDeleted"),
+      (await repairEvents(controlPlane(), namespace)).includes("never-failed:BrokenPodHeld"),
     );
+    expect(await controller.metric("cni_repair_pods_held", { reason: "terminal" })).to.equal(1);
     expect(await isMarkedForDeletion("never-failed")).to.equal(false);
     expect(controllerDeletes(controlPlane().auditLogPath, namespace).map((e) => e.objectRef?.name)).to.deep.equal([
       "never-running",

@@ -8,6 +8,7 @@ import { type InCluster, inClusterIdentity } from "../../harness/in-cluster.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { PLAIN } from "./start.js";
 
 const READ_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] };
 const WRITE_EVENTS: V1PolicyRule = { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] };
@@ -32,7 +33,7 @@ describe("controller in-cluster with a service-account token", () => {
   const start = async (rules: V1PolicyRule[]) => {
     identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", rules);
     controller = await ControllerProcess.start({
-      args: [`--field-selector=metadata.namespace=${namespace}`],
+      args: [`--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
       env: identity.env,
     });
     return controller;

@@ -14,6 +14,8 @@ import type { Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { PodStore } from "../../../src/informer/pod-store.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
+import { SafetyGuards } from "../../../src/safety/guards.js";
+import { Holds } from "../../../src/safety/holds.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
@@ -54,6 +56,15 @@ describe("precondition safety", () => {
       repairer: new Repairer(transport, events, { key: "cni.istio.io/uninitialized", value: "true" }),
       events,
       broken: new BrokenPods(metrics.brokenPods, metrics.detections),
+      deleteBarePods: false,
+      // Limits and gates off: this test is about preconditions only.
+      guards: new SafetyGuards({
+        limits: { deletionsPerMinute: 0, deletionBurst: 1, inflightPerNode: 0, inflightPerNamespace: 0 },
+        loopBackoff: { baseMs: 60_000, maxMs: 60_000 },
+        storm: { maxBrokenFraction: 1, minBroken: 1_000 },
+        agentGate: undefined,
+      }),
+      holds: new Holds(metrics.podsHeld, metrics.holdsTotal),
       metrics,
       logger,
     });

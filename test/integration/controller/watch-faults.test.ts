@@ -11,6 +11,7 @@ import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { TcpProxy } from "../../harness/tcp-proxy.js";
 import { waitFor } from "../../harness/wait.js";
+import { PLAIN } from "./start.js";
 
 describe("controller under watch faults", () => {
   let api: CoreV1Api;
@@ -37,7 +38,7 @@ describe("controller under watch faults", () => {
     const kubeconfig = join(controlPlane().dir, `proxied-${namespace}.kubeconfig`);
     writeFileSync(kubeconfig, JSON.stringify(config));
     return await ControllerProcess.start({
-      args: [`--kubeconfig=${kubeconfig}`, `--field-selector=metadata.namespace=${namespace}`, ...args],
+      args: [`--kubeconfig=${kubeconfig}`, `--field-selector=metadata.namespace=${namespace}`, ...PLAIN, ...args],
     });
   };
   const restarts = (reason: string) => controller?.metric("cni_repair_watch_restarts_total", { reason }) ?? 0;

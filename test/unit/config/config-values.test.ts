@@ -2,9 +2,14 @@
 
 import { expect } from "chai";
 import { type Config, parseConfig } from "../../../src/config/config.js";
-import { envVarName, type FlagName, flagNames } from "../../../src/config/flags.js";
+import { envVarName, type FlagName, flagNames, flags } from "../../../src/config/flags.js";
 
-const custom = { "custom-init-container": "my-validator", "custom-exit-codes": "7" } as const;
+// A custom rule names no CNI agent, so with the readiness gate on (the default) it needs a selector.
+const custom = {
+  "custom-init-container": "my-validator",
+  "custom-exit-codes": "7",
+  "cni-agent-selector": "app=my-cni",
+} as const;
 
 type Case = {
   readonly flag: FlagName;
@@ -22,7 +27,7 @@ const cases: readonly Case[] = [
   {
     flag: "custom-init-container",
     text: "my-validator",
-    with: { "custom-exit-codes": "7" },
+    with: { "custom-exit-codes": "7", "cni-agent-selector": "app=my-cni" },
     read: customRule,
     want: { name: "custom", initContainer: "my-validator", exitCodes: [7] },
   },
@@ -91,6 +96,34 @@ const cases: readonly Case[] = [
   { flag: "log-level", text: "debug", read: (c) => c.logLevel, want: "debug" },
   { flag: "log-format", text: "text", read: (c) => c.logFormat, want: "text" },
   { flag: "shutdown-timeout", text: "0s", read: (c) => c.shutdownTimeoutMs, want: 0 },
+  { flag: "namespaces", text: "shop,blog", read: (c) => c.namespaces, want: ["shop", "blog"] },
+  { flag: "exclude-namespaces", text: "kube-system", read: (c) => c.excludeNamespaces, want: ["kube-system"] },
+  { flag: "delete-bare-pods", text: "true", read: (c) => c.deleteBarePods, want: true },
+  { flag: "max-deletions-per-minute", text: "0", read: (c) => c.limits.deletionsPerMinute, want: 0 },
+  { flag: "deletion-burst", text: "3", read: (c) => c.limits.deletionBurst, want: 3 },
+  { flag: "max-inflight-deletions-per-node", text: "2", read: (c) => c.limits.inflightPerNode, want: 2 },
+  { flag: "max-inflight-deletions-per-namespace", text: "0", read: (c) => c.limits.inflightPerNamespace, want: 0 },
+  { flag: "cni-agent-gate", text: "off", read: (c) => c.cniAgentGate, want: undefined },
+  { flag: "cni-agent-min-ready", text: "0s", read: (c) => c.cniAgentGate?.minReadyMs, want: 0 },
+  { flag: "cni-agent-selector", text: "app=cni,tier", read: (c) => c.cniAgentGate?.selector, want: "app=cni,tier" },
+  { flag: "cni-agent-namespace", text: "istio-system", read: (c) => c.cniAgentGate?.namespace, want: "istio-system" },
+  { flag: "loop-backoff", text: "10s", read: (c) => c.loopBackoff.baseMs, want: 10_000 },
+  { flag: "loop-backoff-max", text: "1h", read: (c) => c.loopBackoff.maxMs, want: 3_600_000 },
+  { flag: "max-broken-fraction", text: "0.25", read: (c) => c.storm.maxBrokenFraction, want: 0.25 },
+  { flag: "storm-min-broken", text: "8", read: (c) => c.storm.minBroken, want: 8 },
+  { flag: "leader-elect", text: "false", read: (c) => c.leaderElection, want: undefined },
+  {
+    flag: "leader-election-namespace",
+    text: "cni-repair",
+    read: (c) => c.leaderElection?.namespace,
+    want: "cni-repair",
+  },
+  { flag: "leader-election-id", text: "repair.example.com", read: (c) => c.leaderElection?.id, want: "repair.example.com" },
+  { flag: "lease-duration", text: "30s", read: (c) => c.leaderElection?.leaseDurationMs, want: 30_000 },
+  { flag: "renew-deadline", text: "5s", read: (c) => c.leaderElection?.renewDeadlineMs, want: 5_000 },
+  { flag: "retry-period", text: "500ms", read: (c) => c.leaderElection?.retryPeriodMs, want: 500 },
+  { flag: "output", text: "json", read: (c) => c.scan.output, want: "json" },
+  { flag: "repair", text: "true", read: (c) => c.scan.repair, want: true },
 ];
 
 const argvOf = (settings: Partial<Record<FlagName, string>>) =>
@@ -110,6 +143,7 @@ describe("config/parseConfig values", () => {
           initContainer: "istio-validation",
           exitCodes: [126],
           requiredAnnotation: { key: "sidecar.istio.io/status" },
+          cniAgentSelector: "k8s-app=istio-cni-node",
         },
       ],
       mode: "delete",
@@ -132,7 +166,42 @@ describe("config/parseConfig values", () => {
       logLevel: "info",
       logFormat: "json",
       shutdownTimeoutMs: 20_000,
+      namespaces: [],
+      excludeNamespaces: [],
+      deleteBarePods: false,
+      limits: { deletionsPerMinute: 60, deletionBurst: 10, inflightPerNode: 10, inflightPerNamespace: 20 },
+      cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespace: undefined },
+      loopBackoff: { baseMs: 60_000, maxMs: 1_800_000 },
+      storm: { maxBrokenFraction: 0.5, minBroken: 5 },
+      leaderElection: {
+        namespace: undefined,
+        id: "cni-repair",
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+      scan: { output: "table", repair: false },
     });
+  });
+
+  it("turns the CNI agent gate and leader election off", () => {
+    const { config } = parseConfig(["--cni-agent-gate=off", "--leader-elect=false"], {});
+    expect(config.cniAgentGate).to.equal(undefined);
+    expect(config.leaderElection).to.equal(undefined);
+  });
+
+  it("filters namespaces on the server where a field selector can: one included, any excluded", () => {
+    expect(parseConfig(["--namespaces=shop"], {}).config.fieldSelector).to.equal("metadata.namespace=shop");
+    expect(parseConfig(["--namespaces=shop,blog"], {}).config.fieldSelector).to.equal("");
+    expect(parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.fieldSelector).to.equal(
+      "spec.nodeName=n1,metadata.namespace!=kube-system,metadata.namespace!=istio-system",
+    );
+  });
+
+  it("reads the scan command and its flags", () => {
+    const { command, config } = parseConfig(["scan", "-o", "json", "--repair"], {});
+    expect(command).to.equal("scan");
+    expect(config.scan).to.deep.equal({ output: "json", repair: true });
   });
 
   it("returns a frozen config", () => {
@@ -152,10 +221,13 @@ describe("config/parseConfig values", () => {
     it(`reads --${c.flag} from argv`, () => {
       expect(c.read(parseConfig(argvOf(settings), {}).config)).to.deep.equal(c.want);
     });
-    it(`reads --${c.flag} from argv as two arguments`, () => {
-      const argv = [...argvOf(c.with ?? {}), `--${c.flag}`, c.text];
-      expect(c.read(parseConfig(argv, {}).config)).to.deep.equal(c.want);
-    });
+    // A boolean takes no separate value argument: `--repair true` would make "true" a command.
+    if (flags[c.flag as FlagName].type !== "bool") {
+      it(`reads --${c.flag} from argv as two arguments`, () => {
+        const argv = [...argvOf(c.with ?? {}), `--${c.flag}`, c.text];
+        expect(c.read(parseConfig(argv, {}).config)).to.deep.equal(c.want);
+      });
+    }
     it(`reads ${envVarName(c.flag)} from env`, () => {
       expect(c.read(parseConfig([], envOf(settings)).config)).to.deep.equal(c.want);
     });

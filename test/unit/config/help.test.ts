@@ -8,7 +8,8 @@ describe("config/help", () => {
   const text = helpText();
 
   it("starts with a usage line", () => {
-    expect(text.split("\n")[0]).to.equal("Usage: cni-repair [run] [flags]");
+    expect(text.split("\n")[0]).to.match(/^Usage: cni-repair \[run\] \[flags\]/);
+    expect(text.split("\n")[1]).to.match(/^ +cni-repair scan \[flags\]/);
   });
 
   for (const name of flagNames) {

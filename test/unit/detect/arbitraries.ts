@@ -87,6 +87,7 @@ export const podFacts: fc.Arbitrary<PodFacts> = fc.record(
     phase: opt(fc.constantFrom("Pending", "Running", "Failed", "Succeeded")),
     restartPolicy: opt(fc.constantFrom("Always", "Never")),
     deleting: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    createdAtMs: opt(fc.constantFrom(1_000, 2_000)),
     owner: opt(owner),
     labels: markerLabels,
     annotations: markerAnnotations,
@@ -217,6 +218,7 @@ export const rawPodFrom = (f: PodFacts) => ({
     annotations: { ...f.annotations },
     ownerReferences: f.owner === undefined ? [] : [{ apiVersion: "apps/v1", ...f.owner, controller: true }],
     ...(f.deleting ? { deletionTimestamp: "2025-03-04T10:20:00Z" } : {}),
+    ...(f.createdAtMs === undefined ? {} : { creationTimestamp: new Date(f.createdAtMs).toISOString() }),
   },
   spec: { nodeName: f.nodeName, restartPolicy: f.restartPolicy },
   status: {

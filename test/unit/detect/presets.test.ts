@@ -8,21 +8,23 @@ describe("presets", () => {
     expect(presetNames).to.deep.equal(["istio", "linkerd"]);
   });
 
-  it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key", () => {
+  it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key, agent istio-cni-node", () => {
     expect(presetRule("istio")).to.deep.equal({
       name: "istio",
       initContainer: "istio-validation",
       exitCodes: [126],
       requiredAnnotation: { key: "sidecar.istio.io/status" },
+      cniAgentSelector: "k8s-app=istio-cni-node",
     });
   });
 
-  it("linkerd: linkerd-network-validator exit 95, marked by the linkerd.io/control-plane-ns label key", () => {
+  it("linkerd: linkerd-network-validator exit 95, marked by the linkerd.io/control-plane-ns label key, agent linkerd-cni", () => {
     expect(presetRule("linkerd")).to.deep.equal({
       name: "linkerd",
       initContainer: "linkerd-network-validator",
       exitCodes: [95],
       requiredLabel: { key: "linkerd.io/control-plane-ns" },
+      cniAgentSelector: "k8s-app=linkerd-cni",
     });
   });
 

@@ -206,6 +206,7 @@ function podFactsKeys(): Record<keyof PodFacts, true> {
     phase: true,
     restartPolicy: true,
     deleting: true,
+    createdAtMs: true,
     owner: true,
     labels: true,
     annotations: true,

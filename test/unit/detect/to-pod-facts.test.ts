@@ -24,6 +24,7 @@ const expectedFacts: PodFacts = {
   phase: "Pending",
   restartPolicy: "Always",
   deleting: false,
+  createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
   owner: { kind: "ReplicaSet", name: "reviews-v1-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },
   labels: { app: "reviews" },
   annotations: { "sidecar.istio.io/status": istioPodJson().metadata.annotations["sidecar.istio.io/status"] },

@@ -1,0 +1,131 @@
+// The permission self-check: what the configured mode needs, what the API server denies, and the RBAC to fix it.
+import type { KubeTransport } from "./transport.js";
+
+/** One RBAC permission; no namespace means cluster-wide (every namespace). */
+export type Permission = {
+  readonly verb: string;
+  /** API group, "" for the core group. */
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+};
+
+export type RequiredPermissionsOptions = {
+  readonly mode: "delete" | "label" | "report";
+  readonly deleteBarePods: boolean;
+  readonly electing: boolean;
+  readonly leaseNamespace: string;
+  /** When the controller watches one namespace only; cluster-wide otherwise. */
+  readonly watchNamespace?: string;
+};
+
+/** Every permission the configured controller uses. */
+export function requiredPermissions(opts: RequiredPermissionsOptions): Permission[] {
+  const scope = opts.watchNamespace === undefined ? {} : { namespace: opts.watchNamespace };
+  const pods = (verb: string, subresource?: string): Permission => ({
+    verb,
+    group: "",
+    resource: "pods",
+    ...(subresource !== undefined && { subresource }),
+    ...scope,
+  });
+  const needed = [pods("get"), pods("list"), pods("watch")];
+  // Report mode issues server-side dry-run deletes, which are authorised as deletes.
+  if (opts.mode === "delete" || opts.mode === "report") needed.push(pods("delete"));
+  // Bare pods are labelled instead of deleted unless --delete-bare-pods.
+  if (opts.mode === "label" || (opts.mode === "delete" && !opts.deleteBarePods)) needed.push(pods("patch", "status"));
+  needed.push({ verb: "create", group: "events.k8s.io", resource: "events", ...scope });
+  if (opts.electing) {
+    for (const verb of ["get", "create", "update"]) {
+      needed.push({ verb, group: "coordination.k8s.io", resource: "leases", namespace: opts.leaseNamespace });
+    }
+  }
+  return needed;
+}
+
+/** The permissions the API server denies us, asked all at once with SelfSubjectAccessReviews. */
+export async function missingPermissions(
+  transport: Pick<KubeTransport, "request">,
+  permissions: readonly Permission[],
+): Promise<Permission[]> {
+  const allowed = await Promise.all(permissions.map((permission) => isAllowed(transport, permission)));
+  return permissions.filter((_, index) => !allowed[index]);
+}
+
+async function isAllowed(transport: Pick<KubeTransport, "request">, permission: Permission): Promise<boolean> {
+  const { verb, group, resource, subresource, namespace } = permission;
+  const { body } = await transport.request("create", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+    body: {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SelfSubjectAccessReview",
+      spec: {
+        resourceAttributes: {
+          verb,
+          group,
+          resource,
+          ...(subresource !== undefined && { subresource }),
+          ...(namespace !== undefined && { namespace }),
+        },
+      },
+    },
+    timeoutMs: 10_000,
+  });
+  return (body as { status?: { allowed?: unknown } } | undefined)?.status?.allowed === true;
+}
+
+/**
+ * What is missing and the RBAC rules that would grant it: cluster-wide permissions in a ClusterRole,
+ * namespaced ones in a Role in that namespace. Empty when nothing is missing.
+ */
+export function describeMissing(missing: readonly Permission[]): string {
+  if (missing.length === 0) return "";
+  const lines = [`missing ${missing.length} permission(s):`, ...missing.map((p) => `  - ${describePermission(p)}`)];
+  // Cluster-wide first, then namespaces in order (sort() alone would put undefined last).
+  const namespaces = [...new Set(missing.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))].sort();
+  const scopes = [...(missing.some((p) => p.namespace === undefined) ? [undefined] : []), ...namespaces];
+  for (const namespace of scopes) {
+    lines.push(
+      namespace === undefined
+        ? "rules to add to a ClusterRole (bound with a ClusterRoleBinding):"
+        : `rules to add to a Role in namespace ${namespace} (bound with a RoleBinding there):`,
+      ...rulesYaml(missing.filter((p) => p.namespace === namespace)),
+    );
+  }
+  return lines.join("\n");
+}
+
+/** `delete pods (cluster-wide)`, `patch pods/status in namespace x`. */
+export function describePermission(permission: Permission): string {
+  const where = permission.namespace === undefined ? "(cluster-wide)" : `in namespace ${permission.namespace}`;
+  return `${permission.verb} ${resourceName(permission)} ${where}`;
+}
+
+function resourceName(permission: Permission): string {
+  return permission.subresource ? `${permission.resource}/${permission.subresource}` : permission.resource;
+}
+
+/** One rule per API group and verb set, resources sharing both merged, as PolicyRule YAML. */
+function rulesYaml(permissions: readonly Permission[]): string[] {
+  const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<string> }>();
+  for (const p of permissions) {
+    const key = JSON.stringify([p.group, resourceName(p)]);
+    const entry = verbsByResource.get(key) ?? { group: p.group, resource: resourceName(p), verbs: new Set<string>() };
+    entry.verbs.add(p.verb);
+    verbsByResource.set(key, entry);
+  }
+  const rules = new Map<string, { group: string; resources: string[]; verbs: string[] }>();
+  for (const { group, resource, verbs } of verbsByResource.values()) {
+    const sortedVerbs = [...verbs].sort();
+    const key = JSON.stringify([group, sortedVerbs]);
+    const rule = rules.get(key) ?? { group, resources: [], verbs: sortedVerbs };
+    rule.resources.push(resource);
+    rules.set(key, rule);
+  }
+  const list = (items: readonly string[]) => `[${items.map((item) => JSON.stringify(item)).join(", ")}]`;
+  return [...rules.values()].flatMap((rule) => [
+    `- apiGroups: ${list([rule.group])}`,
+    `  resources: ${list(rule.resources)}`,
+    `  verbs: ${list(rule.verbs)}`,
+  ]);
+}

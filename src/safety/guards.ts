@@ -1,0 +1,131 @@
+// The stateful guards in one place: what each says about a broken pod now (the GuardView for decide),
+// the deletion pacing, and the bookkeeping around each delete.
+import type { GuardView } from "../decide/decide.js";
+import type { PodFacts } from "../detect/facts.js";
+import { type Clock, systemClock } from "../util/clock.js";
+import type { CniAgents } from "./cni-agents.js";
+import { InflightDeletions } from "./inflight-deletions.js";
+import { LoopBackoff } from "./loop-backoff.js";
+import { type PodStanding, StormBreaker, type StormTransition } from "./storm-breaker.js";
+import { TokenBucket } from "./token-bucket.js";
+
+export type GuardOptions = {
+  readonly limits: {
+    readonly deletionsPerMinute: number;
+    readonly deletionBurst: number;
+    readonly inflightPerNode: number;
+    readonly inflightPerNamespace: number;
+  };
+  readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
+  /** undefined: the CNI-readiness gate is off. */
+  readonly agentGate: { readonly minReadyMs: number; readonly agentsByRule: ReadonlyMap<string, CniAgents> } | undefined;
+  readonly clock?: Clock;
+};
+
+export class SafetyGuards {
+  readonly storm: StormBreaker;
+  readonly #tokens: TokenBucket;
+  readonly #inflight: InflightDeletions;
+  readonly #loop: LoopBackoff;
+  readonly #agentGate: GuardOptions["agentGate"];
+  readonly #clock: Clock;
+
+  constructor(options: GuardOptions) {
+    this.#clock = options.clock ?? systemClock;
+    this.#tokens = new TokenBucket({
+      ratePerMinute: options.limits.deletionsPerMinute,
+      burst: options.limits.deletionBurst,
+      clock: this.#clock,
+    });
+    this.#inflight = new InflightDeletions({
+      perNode: options.limits.inflightPerNode,
+      perNamespace: options.limits.inflightPerNamespace,
+    });
+    this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
+    this.storm = new StormBreaker(options.storm);
+    this.#agentGate = options.agentGate;
+  }
+
+  /** What each guard says about deleting this pod, broken under the named rule, right now. */
+  view(facts: PodFacts, ruleName: string): GuardView {
+    const loop = this.#loop.check(facts);
+    const stormScope = this.storm.openFor(facts);
+    const agent = this.#agentCheck(facts, ruleName);
+    const inflight = this.#inflight.blockedBy(facts);
+    return {
+      ...(loop && {
+        loop: {
+          waitMs: loop.waitMs,
+          detail:
+            `replacement came back broken ${Math.round(loop.lastDeletionAgoMs / 1000)} s after our delete #${loop.deletions} ` +
+            `of this owner's pod on node ${facts.nodeName}; next delete in ${Math.ceil(loop.waitMs / 1000)} s`,
+        },
+      }),
+      ...(stormScope && { storm: { detail: this.storm.describe(stormScope, facts.nodeName ?? "") } }),
+      ...(agent && { agent }),
+      ...(inflight && {
+        inflight: {
+          reason: inflight,
+          detail:
+            inflight === "node_inflight"
+              ? `too many pods deleted by us are still terminating on node ${facts.nodeName}`
+              : `too many pods deleted by us are still terminating in namespace ${facts.namespace}`,
+        },
+      }),
+    };
+  }
+
+  /** 0: the delete may go now (its token is spent); otherwise how long until this pod's turn. */
+  takeDeletionToken(key: string): number {
+    return this.#tokens.take(key);
+  }
+
+  /** The pod no longer waits for a deletion slot (healed, gone, or acted on otherwise). */
+  forgetPod(key: string): void {
+    this.#tokens.cancel(key);
+  }
+
+  /** Call right before sending the DELETE: takes the in-flight slot so concurrent workers cannot overshoot. */
+  beforeDelete(facts: PodFacts): void {
+    this.#inflight.reserve(facts);
+  }
+
+  /** Call with the DELETE's outcome: a delete that did not happen frees its slot at once. */
+  afterDelete(facts: PodFacts, deleted: boolean): void {
+    if (deleted) this.#loop.recordDeletion(facts);
+    else this.#inflight.release(facts.uid);
+  }
+
+  /** A pod UID left the cache: its in-flight slot (if we deleted it) is free. Returns where, if it was. */
+  podGone(uid: string): { node: string; namespace: string } | undefined {
+    return this.#inflight.release(uid);
+  }
+
+  /** Keeps the storm breaker's counts in step with the cache. */
+  standingChanged(
+    previous: { facts: PodFacts; standing: PodStanding } | undefined,
+    current: { facts: PodFacts; standing: PodStanding } | undefined,
+  ): StormTransition[] {
+    return this.storm.update(previous, current);
+  }
+
+  #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
+    const gate = this.#agentGate;
+    const agents = gate?.agentsByRule.get(ruleName);
+    if (!gate || !agents) return undefined;
+    const node = facts.nodeName ?? "";
+    const readyForMs = agents.readyForMs(node, this.#clock.now());
+    if (readyForMs === undefined) {
+      // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
+      const nowhere = agents.count === 0 ? " (no agent pod matches the selector anywhere: check --cni-agent-selector)" : "";
+      return { detail: `no Ready CNI agent pod on node ${node}${nowhere}` };
+    }
+    if (readyForMs >= gate.minReadyMs) return undefined;
+    const waitMs = gate.minReadyMs - readyForMs;
+    return {
+      waitMs,
+      detail: `the CNI agent on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required`,
+    };
+  }
+}
