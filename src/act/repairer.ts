@@ -84,7 +84,13 @@ export class Repairer {
   /** A broken pod a guard holds back: one Warning Event per pod and hold reason, not one per retry. */
   async reportHold(facts: PodFacts, verdict: BrokenVerdict, hold: string, detail: string): Promise<void> {
     await this.#events.record(
-      { pod: facts, type: "Warning", reason: "BrokenPodHeld", action: "Hold", note: `held (${hold}): ${detail}; ${describe(verdict)}` },
+      {
+        pod: facts,
+        type: "Warning",
+        reason: "BrokenPodHeld",
+        action: "Hold",
+        note: `held (${hold}): ${detail}; ${describe(verdict)}`,
+      },
       `BrokenPodHeld/${hold}`,
     );
   }

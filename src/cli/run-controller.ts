@@ -7,6 +7,8 @@ import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import { connectCluster } from "./connect-cluster.js";
+import { createElector } from "./election.js";
+import { checkPermissions } from "./permission-check.js";
 import { buildPipeline } from "./pipeline.js";
 import { VERSION } from "./version.js";
 
@@ -32,12 +34,25 @@ export async function runController(config: Config): Promise<number> {
     return 1;
   }
 
-  // 3. The pipeline: reflectors → caches → controller (queue, guards, reconciler) → repairer.
-  const stop = new AbortController();
-  const pipeline = buildPipeline(config, transport, metrics, logger);
-  metrics.leader.set(1);
+  // 3. Refuse to run half-able: every permission the mode needs, or exit 3 with the rules that would grant it.
+  const missing = await checkPermissions(config, transport, log);
+  if (missing !== undefined) {
+    log.error("missing permissions", { missing });
+    process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
+    await transport.close();
+    await flushLogger(logger);
+    return 3;
+  }
 
-  // 4. Probes and metrics. Liveness: the event loop turns and the watch is not stuck; readiness: synced.
+  // 4. The pipeline: reflectors → caches → controller (queue, guards, reconciler) → repairer. With election,
+  // every replica keeps its caches warm; only the leader's controller acts.
+  const stopWork = new AbortController();
+  const stopElection = new AbortController();
+  const elector = createElector(config, transport, metrics, logger);
+  const pipeline = buildPipeline(config, transport, metrics, logger, elector ? { leadership: elector } : {});
+  if (!elector) metrics.leader.set(1);
+
+  // 5. Probes and metrics. Liveness: the event loop turns and the watch is not stuck; readiness: synced.
   const eventLoop = startEventLoopMonitor();
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
@@ -76,27 +91,31 @@ export async function runController(config: Config): Promise<number> {
     return 1;
   }
 
-  // 5. Run: the reflectors fill the caches; workers start at once, since changes only arrive once listed.
+  // 6. Run: election, then the reflectors fill the caches; workers start at once (changes arrive once listed).
+  const electing = elector?.run(stopElection.signal);
   const running = Promise.all([
-    ...[pipeline.podReflector, ...pipeline.agentReflectors].map((reflector) => reflector.run(stop.signal)),
-    pipeline.controller.run(stop.signal),
+    ...[pipeline.podReflector, ...pipeline.agentReflectors].map((reflector) => reflector.run(stopWork.signal)),
+    pipeline.controller.run(stopWork.signal),
   ]);
-  void pipeline.podReflector.waitForSync(stop.signal).then((synced) => {
+  void pipeline.podReflector.waitForSync(stopWork.signal).then((synced) => {
     if (synced) log.info("cache synced; repairing", { pods: pipeline.pods.size, broken: pipeline.broken.size });
   });
 
-  // 6. Shutdown: stop watching, let in-flight actions finish (bounded), close the server, flush logs.
+  // 7. Shutdown: stop watching and taking work, let in-flight actions finish (bounded), only then release the
+  // Lease (a successor must not act while we still do), close the server, flush logs.
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
   });
   log.info("shutting down", { signal, timeoutMs: config.shutdownTimeoutMs });
-  stop.abort();
+  stopWork.abort();
   const drained = await Promise.race([
     running.then(() => true),
     new Promise<false>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, false).unref()),
   ]);
   if (!drained) log.warn("in-flight actions did not finish within the shutdown timeout");
+  stopElection.abort();
+  await electing;
   eventLoop.stop();
   await server.close();
   await transport.close();

@@ -87,7 +87,8 @@ function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
       deleteBarePods: config.deleteBarePods,
       guards: config.mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule),
     });
-    let action = decision.kind === "hold" ? `hold: ${decision.reason}` : decision.kind === "act" ? decision.action : decision.kind;
+    let action =
+      decision.kind === "hold" ? `hold: ${decision.reason}` : decision.kind === "act" ? decision.action : decision.kind;
     let detail = decision.kind === "hold" ? decision.detail : decision.kind === "skip" ? decision.reason : "";
     // The deletion pace applies in order, as it would in run: the first pods get the burst.
     if (decision.kind === "act" && decision.action === "delete") {

@@ -136,7 +136,15 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
   const electing = values["leader-elect"];
   if (electing) {
     durationOrder("renew-deadline", "lease-duration");
-    durationOrder("retry-period", "renew-deadline");
+    // client-go's rule: a renewal must have room for a jittered retry before the deadline.
+    if (values["retry-period"] * 1.2 >= values["renew-deadline"]) {
+      const retry = at("retry-period");
+      throw invalidValue(
+        retry.source,
+        retry.text,
+        `expected less than --renew-deadline (${at("renew-deadline").text}) / 1.2`,
+      );
+    }
   }
   if (values["loop-backoff"] > values["loop-backoff-max"]) {
     const base = at("loop-backoff");

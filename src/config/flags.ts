@@ -174,7 +174,7 @@ export const flags = {
     what: "a port",
     help: "Port of the metrics and health HTTP server; 0 picks a free port.",
   }),
-  "namespaces": listFlag({
+  namespaces: listFlag({
     default: "",
     item: (text) => (isDnsLabel(text) ? ok(text) : fail(`expected namespace names, got ${JSON.stringify(text)}`)),
     help: "Only act in these namespaces (comma-separated); empty means all.",

@@ -1,6 +1,6 @@
 // Reconcile one pod key: read the latest facts, detect, decide under the guards, act, and record the outcome.
 import type { EventRecorder } from "../act/event-recorder.js";
-import type { BrokenVerdict, RepairOutcome, Repairer } from "../act/repairer.js";
+import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
 import type { Mode } from "../config/config.js";
 import { type Decision, decide } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
@@ -83,7 +83,12 @@ export class Reconciler {
       case "skip":
         this.#release(key);
         this.#deps.metrics.podsRepaired.inc({ type: this.#deps.mode, result: "skip" });
-        logger.info("broken pod skipped", { ...fields, action: this.#deps.mode, result: "skip", detail: decision.reason });
+        logger.info("broken pod skipped", {
+          ...fields,
+          action: this.#deps.mode,
+          result: "skip",
+          detail: decision.reason,
+        });
         return { kind: "done" };
       case "act": {
         if (decision.action === "delete") {
@@ -91,7 +96,13 @@ export class Reconciler {
           const waitMs = this.#deps.guards.takeDeletionToken(key);
           if (waitMs > 0) {
             const detail = `deletions are paced by --max-deletions-per-minute; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`;
-            return await this.#hold(key, facts, verdict, { kind: "hold", reason: "rate_limit", detail, retryAfterMs: waitMs }, fields);
+            return await this.#hold(
+              key,
+              facts,
+              verdict,
+              { kind: "hold", reason: "rate_limit", detail, retryAfterMs: waitMs },
+              fields,
+            );
           }
         }
         this.#release(key);
@@ -104,7 +115,11 @@ export class Reconciler {
         if (outcome.result === "skip") {
           return outcome.error?.status === 409 ? { kind: "requeue", afterMs: CONFLICT_RECHECK_MS } : { kind: "done" };
         }
-        return { kind: "retry", notBeforeMs: outcome.error?.retryAfterMs ?? 0, error: outcome.detail ?? "action failed" };
+        return {
+          kind: "retry",
+          notBeforeMs: outcome.error?.retryAfterMs ?? 0,
+          error: outcome.detail ?? "action failed",
+        };
       }
     }
   }
@@ -151,7 +166,12 @@ export class Reconciler {
   #record(outcome: RepairOutcome, fields: Record<string, unknown>, sinceMs: number | undefined): void {
     const { metrics, logger } = this.#deps;
     metrics.podsRepaired.inc({ type: outcome.type, result: outcome.result });
-    const line = { ...fields, action: outcome.type, result: outcome.result, ...(outcome.detail && { detail: outcome.detail }) };
+    const line = {
+      ...fields,
+      action: outcome.type,
+      result: outcome.result,
+      ...(outcome.detail && { detail: outcome.detail }),
+    };
     if (outcome.result === "fail") {
       logger.warn("repair failed", line);
       return;

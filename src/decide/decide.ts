@@ -57,7 +57,8 @@ export function decide(input: PolicyInput): Decision {
       : { kind: "act", action: "label" };
   }
   // A Failed/Succeeded pod is finished: its owner has given up on it or replaced it; deleting it repairs nothing.
-  if (verdict.terminal) return { kind: "hold", reason: "terminal", detail: `the pod has finished (phase ${facts.phase})` };
+  if (verdict.terminal)
+    return { kind: "hold", reason: "terminal", detail: `the pod has finished (phase ${facts.phase})` };
   if (input.alreadyHandled) {
     return { kind: "skip", reason: mode === "delete" ? "already deleted by us" : "already reported" };
   }

@@ -55,7 +55,9 @@ function underRule(facts: PodFacts, rule: Rule): Verdict | undefined {
 
 /** The first rule whose markers the pod carries, broken or not: the mesh it belongs to. */
 export function meshRule(facts: PodFacts, rules: readonly Rule[]): Rule | undefined {
-  return rules.find((rule) => carries(facts.annotations, rule.requiredAnnotation) && carries(facts.labels, rule.requiredLabel));
+  return rules.find(
+    (rule) => carries(facts.annotations, rule.requiredAnnotation) && carries(facts.labels, rule.requiredLabel),
+  );
 }
 
 /** The verdict under the first rule (in order) the pod is broken under. Pure. */

@@ -62,8 +62,9 @@ export class LeaderElector {
     };
     validateElectionTimings(this.#timings);
     if (!options.identity) throw new RangeError("leader election: identity must not be empty");
-    if (!options.namespace || !options.name)
+    if (!options.namespace || !options.name) {
       throw new RangeError("leader election: lease namespace and name are needed");
+    }
     this.identity = options.identity;
     this.#leases = new LeaseClient(options.transport, options.namespace, options.name);
     this.#clock = options.clock ?? systemClock;

@@ -43,7 +43,7 @@ export class LeaseClient {
   /** Replaces the lease; its metadata.resourceVersion makes this fail with 409 if anyone wrote it since. */
   async update(lease: Lease, options: CallOptions): Promise<Lease> {
     // A PUT is RBAC verb "update"; the transport's metric labels have no "update" yet, so it counts as "patch".
-    const { body } = await this.#transport.request("patch", "PUT", this.#path, {
+    const { body } = await this.#transport.request("update", "PUT", this.#path, {
       ...this.#options(options),
       body: lease,
     });

@@ -10,11 +10,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../kube/api-error.js";
 import { listPodsPage, type PodScope, watchPods } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
+import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
 import { watchEvents } from "./watch-lines.js";
-
-import type { WatchRestartReason } from "../observe/metrics.js";
 
 /** What the reflector reports as it goes; metrics and logs hang off this. */
 export type ReflectorObserver<T> = {

@@ -7,7 +7,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, fetch, type Response } from "undici";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 
-export type Verb = "list" | "watch" | "get" | "create" | "delete" | "patch";
+export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 
 export type RequestOptions = {
   readonly query?: Record<string, string | number | boolean | undefined>;

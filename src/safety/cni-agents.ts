@@ -29,7 +29,11 @@ export function toAgentFacts(pod: unknown): AgentFacts | undefined {
   const terminating = p?.metadata?.deletionTimestamp !== undefined && p?.metadata?.deletionTimestamp !== null;
   let readySinceMs: number | undefined;
   if (!terminating && p?.status?.phase === "Running" && Array.isArray(p.status.conditions)) {
-    for (const condition of p.status.conditions as { type?: unknown; status?: unknown; lastTransitionTime?: unknown }[]) {
+    for (const condition of p.status.conditions as {
+      type?: unknown;
+      status?: unknown;
+      lastTransitionTime?: unknown;
+    }[]) {
       if (condition?.type !== "Ready" || condition.status !== "True") continue;
       const at = condition.lastTransitionTime;
       const ms = at instanceof Date ? at.getTime() : typeof at === "string" ? Date.parse(at) : Number.NaN;

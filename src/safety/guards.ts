@@ -19,7 +19,9 @@ export type GuardOptions = {
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
   /** undefined: the CNI-readiness gate is off. */
-  readonly agentGate: { readonly minReadyMs: number; readonly agentsByRule: ReadonlyMap<string, CniAgents> } | undefined;
+  readonly agentGate:
+    | { readonly minReadyMs: number; readonly agentsByRule: ReadonlyMap<string, CniAgents> }
+    | undefined;
   readonly clock?: Clock;
 };
 
@@ -118,7 +120,8 @@ export class SafetyGuards {
     const readyForMs = agents.readyForMs(node, this.#clock.now());
     if (readyForMs === undefined) {
       // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
-      const nowhere = agents.count === 0 ? " (no agent pod matches the selector anywhere: check --cni-agent-selector)" : "";
+      const nowhere =
+        agents.count === 0 ? " (no agent pod matches the selector anywhere: check --cni-agent-selector)" : "";
       return { detail: `no Ready CNI agent pod on node ${node}${nowhere}` };
     }
     if (readyForMs >= gate.minReadyMs) return undefined;

@@ -54,7 +54,7 @@ export class StormBreaker {
   describe(scope: StormScope, node: string): string {
     const counts = scope === "node" ? (this.#byNode.get(node) ?? { meshed: 0, broken: 0 }) : this.#cluster;
     const where = scope === "node" ? `on node ${node}` : "in the cluster";
-    return `${counts.broken} of ${counts.meshed} meshed pods broken ${where} (more than ${this.#maxFraction * 100}%)`;
+    return `${counts.broken} of ${counts.meshed} meshed pods broken ${where} (more than ${Number((this.#maxFraction * 100).toFixed(2))}%)`;
   }
 
   #isOpen(counts: Counts | undefined): boolean {

@@ -23,7 +23,7 @@ export type PodState = {
 /** Creates the pod (scheduled, owned by a ReplicaSet unless told otherwise) and writes its validator status. */
 export async function createPodInState(
   api: CoreV1Api,
-  spec: Omit<PodSpecOptions, "nodeName"> & { nodeName?: string; /** No controlling owner at all. */ bare?: boolean },
+  spec: Omit<PodSpecOptions, "nodeName"> & { nodeName?: string /** No controlling owner at all. */; bare?: boolean },
   state: PodState = {},
 ): Promise<V1Pod> {
   const mesh: Mesh = spec.mesh ?? "istio";

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { waitFor } from "./wait.js";
+import { GiveUp, waitFor } from "./wait.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
 
@@ -57,7 +57,7 @@ export class ControllerProcess {
       await waitFor(
         "the controller to be ready",
         async () => {
-          if (child.exitCode !== null) throw new Error(`controller exited ${child.exitCode}:\n${controller.output()}`);
+          if (child.exitCode !== null) throw new GiveUp(`controller exited ${child.exitCode}:\n${controller.output()}`);
           return (await controller.get("/readyz")).status === 200;
         },
         { timeoutMs: 20_000 },

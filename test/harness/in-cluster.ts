@@ -2,8 +2,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
+import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import type { ControlPlane } from "./control-plane.js";
+import { waitFor } from "./wait.js";
 
 export type InCluster = {
   /** Environment for the controller process: as inside a pod, with the service-account files under root. */
@@ -30,6 +31,28 @@ export async function inClusterIdentity(
       subjects: [{ kind: "ServiceAccount", name, namespace }],
     },
   });
+  // The authorizer learns of new bindings from an informer: wait until it allows the first rule.
+  const user = `system:serviceaccount:${namespace}:${name}`;
+  const first = rules[0];
+  if (first) {
+    const authorization = admin.makeApiClient(AuthorizationV1Api);
+    await waitFor("the ClusterRoleBinding to take effect", async () => {
+      const review = await authorization.createSubjectAccessReview({
+        body: {
+          spec: {
+            user,
+            groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+            resourceAttributes: {
+              verb: first.verbs[0] ?? "get",
+              group: first.apiGroups?.[0] ?? "",
+              resource: first.resources?.[0] ?? "",
+            },
+          },
+        },
+      });
+      return review.status?.allowed === true;
+    });
+  }
   const request = await core.createNamespacedServiceAccountToken({
     namespace,
     name,

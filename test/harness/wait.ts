@@ -1,7 +1,13 @@
 // Polling helpers for things that become true later (servers coming up, controllers acting).
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** Polls `check` until it returns a value other than undefined/false, or throws after the timeout. */
+/** Thrown by a check to stop waiting at once: the awaited thing can no longer happen. */
+export class GiveUp extends Error {}
+
+/**
+ * Polls `check` until it returns a value other than undefined/false, or throws after the timeout.
+ * Other errors from `check` count as "not yet"; a GiveUp ends the wait at once.
+ */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
@@ -14,6 +20,7 @@ export async function waitFor<T>(
       const result = await check();
       if (result !== undefined && result !== false) return result;
     } catch (error) {
+      if (error instanceof GiveUp) throw error;
       lastError = error;
     }
     if (Date.now() > deadline) {

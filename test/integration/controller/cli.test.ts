@@ -43,7 +43,9 @@ describe("cni-repair command line", () => {
   });
 
   it("serves /metrics, /healthz and /readyz once synced; exits 0 on SIGTERM", async () => {
-    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${controlPlane().kubeconfigPath}`, ...PLAIN] });
+    const controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${controlPlane().kubeconfigPath}`, ...PLAIN],
+    });
     const metrics = await controller.get("/metrics");
     expect(metrics.status).to.equal(200);
     expect(metrics.body).to.include('cni_repair_build_info{version="0.1.0"} 1');
@@ -61,7 +63,10 @@ describe("cni-repair command line", () => {
     const unreachable = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
     for (const entry of unreachable.clusters) entry.cluster.server = `https://127.0.0.1:${await freePort()}`;
     writeFileSync(kubeconfig, JSON.stringify(unreachable));
-    const controller = await ControllerProcess.start({ args: [`--kubeconfig=${kubeconfig}`, ...PLAIN], waitReady: false });
+    const controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${kubeconfig}`, ...PLAIN],
+      waitReady: false,
+    });
     try {
       await waitFor("the HTTP server", async () => (await controller.get("/healthz")).status === 200);
       const ready = await controller.get("/readyz");

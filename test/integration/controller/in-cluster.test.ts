@@ -1,9 +1,12 @@
 // The controller "in-cluster": a ServiceAccount token from TokenRequest and the least privilege it needs.
-import { CoreV1Api, type V1PolicyRule } from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { statusOf } from "../../harness/api-errors.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
-import { ControllerProcess } from "../../harness/controller-process.js";
+import { ControllerProcess, runCommand } from "../../harness/controller-process.js";
 import { type InCluster, inClusterIdentity } from "../../harness/in-cluster.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -12,6 +15,9 @@ import { PLAIN } from "./start.js";
 
 const READ_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] };
 const WRITE_EVENTS: V1PolicyRule = { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] };
+/** Bare pods are labelled instead of deleted, through pods/status. */
+const LABEL_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] };
+const DELETE_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["delete"] };
 
 describe("controller in-cluster with a service-account token", () => {
   let api: CoreV1Api;
@@ -40,7 +46,7 @@ describe("controller in-cluster with a service-account token", () => {
   };
 
   it("repairs pods with a minimal ClusterRole", async () => {
-    const running = await start([READ_PODS, { apiGroups: [""], resources: ["pods"], verbs: ["delete"] }, WRITE_EVENTS]);
+    const running = await start([READ_PODS, DELETE_PODS, LABEL_PODS, WRITE_EVENTS]);
     expect(running.logsWith("connected")[0]?.identity).to.equal(`system:serviceaccount:${namespace}:cni-repair`);
     await createPodInState(api, { namespace, name: "broken" });
     await waitFor("the delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1);
@@ -49,10 +55,32 @@ describe("controller in-cluster with a service-account token", () => {
     expect(request?.user?.username).to.equal(`system:serviceaccount:${namespace}:cni-repair`);
   });
 
-  it("without delete permission: results are fail with a clear 403 in the log, and it keeps running", async () => {
-    const running = await start([READ_PODS, WRITE_EVENTS]);
-    await createPodInState(api, { namespace, name: "broken" });
+  it("refuses to start without delete permission: exit 3 naming delete on pods and the rule that grants it", async () => {
+    identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", [READ_PODS, LABEL_PODS, WRITE_EVENTS]);
+    const result = await runCommand([`--field-selector=metadata.namespace=${namespace}`, ...PLAIN], identity.env);
+    expect(result.code).to.equal(3);
+    expect(result.stderr)
+      .to.include("delete pods (cluster-wide)")
+      .and.match(/verbs: \["delete"\]/);
+  });
 
+  it("losing delete permission while running: results are fail with a clear 403 in the log, and it keeps running", async () => {
+    const running = await start([READ_PODS, DELETE_PODS, LABEL_PODS, WRITE_EVENTS]);
+    // Revoke delete at runtime, and wait until the API server's authorizer sees it.
+    const rbac = controlPlane().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    const role = `${namespace}-cni-repair`;
+    await rbac.replaceClusterRole({
+      name: role,
+      body: { metadata: { name: role }, rules: [READ_PODS, LABEL_PODS, WRITE_EVENTS] },
+    });
+    const probe = plainIdentityApi(identity?.env);
+    await waitFor(
+      "delete to be forbidden",
+      async () =>
+        (await statusOf(probe.deleteNamespacedPod({ namespace, name: "nothing", body: { dryRun: ["All"] } }))) === 403,
+    );
+
+    await createPodInState(api, { namespace, name: "broken" });
     await waitFor(
       "a failed repair",
       async () => (await running.metric("cni_repair_pods_repaired_total", { type: "delete", result: "fail" })) >= 1,
@@ -68,3 +96,12 @@ describe("controller in-cluster with a service-account token", () => {
     );
   });
 });
+
+/** A client with the in-cluster identity's token, to see what the authorizer decides for it. */
+function plainIdentityApi(env: Record<string, string> | undefined): CoreV1Api {
+  const token = readFileSync(
+    join(env?.CNI_REPAIR_IN_CLUSTER_ROOT ?? "", "var/run/secrets/kubernetes.io/serviceaccount/token"),
+    "utf8",
+  );
+  return controlPlane().kubeConfig(token, "cni-repair").makeApiClient(CoreV1Api);
+}

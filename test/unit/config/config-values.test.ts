@@ -118,7 +118,12 @@ const cases: readonly Case[] = [
     read: (c) => c.leaderElection?.namespace,
     want: "cni-repair",
   },
-  { flag: "leader-election-id", text: "repair.example.com", read: (c) => c.leaderElection?.id, want: "repair.example.com" },
+  {
+    flag: "leader-election-id",
+    text: "repair.example.com",
+    read: (c) => c.leaderElection?.id,
+    want: "repair.example.com",
+  },
   { flag: "lease-duration", text: "30s", read: (c) => c.leaderElection?.leaseDurationMs, want: 30_000 },
   { flag: "renew-deadline", text: "5s", read: (c) => c.leaderElection?.renewDeadlineMs, want: 5_000 },
   { flag: "retry-period", text: "500ms", read: (c) => c.leaderElection?.retryPeriodMs, want: 500 },
@@ -193,9 +198,9 @@ describe("config/parseConfig values", () => {
   it("filters namespaces on the server where a field selector can: one included, any excluded", () => {
     expect(parseConfig(["--namespaces=shop"], {}).config.fieldSelector).to.equal("metadata.namespace=shop");
     expect(parseConfig(["--namespaces=shop,blog"], {}).config.fieldSelector).to.equal("");
-    expect(parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.fieldSelector).to.equal(
-      "spec.nodeName=n1,metadata.namespace!=kube-system,metadata.namespace!=istio-system",
-    );
+    expect(
+      parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.fieldSelector,
+    ).to.equal("spec.nodeName=n1,metadata.namespace!=kube-system,metadata.namespace!=istio-system");
   });
 
   it("reads the scan command and its flags", () => {

@@ -1,10 +1,11 @@
-// Table-driven tests of decide: mode × verdict × already labelled × already handled to the safety decision.
+// decide: mode × verdict × handled × bare × labelled × each guard objection, in the documented order.
 
 import { expect } from "chai";
 import fc from "fast-check";
 import type { Mode } from "../../../src/config/config.js";
-import { type Decision, decide } from "../../../src/decide/decide.js";
+import { type Decision, decide, type GuardView, type PolicyInput } from "../../../src/decide/decide.js";
 import type { Verdict } from "../../../src/detect/detect.js";
+import type { PodFacts } from "../../../src/detect/facts.js";
 import { exited, init, istioPod } from "../detect/pod-facts-builder.js";
 
 const label = { key: "cni-repair.io/broken", value: "true" } as const;
@@ -17,155 +18,386 @@ const verdicts = {
 type VerdictName = keyof typeof verdicts;
 
 const brokenInit = [init("istio-validation", "waiting", exited(126))];
-const unlabelled = istioPod(brokenInit);
-const labelled = istioPod(brokenInit, { labels: { [label.key]: label.value } });
+
+// What each guard may say; every detail is distinct so the test sees whose words the hold carries.
+const LOOP_DETAIL = "replacement came back broken 5 s after our delete #1";
+const STORM_DETAIL = "4 of 5 meshed pods broken on node node-a (more than 50%)";
+const AGENT_DOWN_DETAIL = "no Ready CNI agent pod on node node-a";
+const AGENT_WARMING_DETAIL = "the CNI agent on node node-a has been Ready for 4 s of the 10 s required";
+const NODE_INFLIGHT_DETAIL = "too many pods deleted by us are still terminating on node node-a";
+const NS_INFLIGHT_DETAIL = "too many pods deleted by us are still terminating in namespace shop";
+const LOOP_WAIT_MS = 30_000;
+const AGENT_WAIT_MS = 6_000;
+
+const loopCases = {
+  none: undefined,
+  waiting: { waitMs: LOOP_WAIT_MS, detail: LOOP_DETAIL },
+  /** The backoff has run out: the guard still reports the loop, but no longer objects. */
+  elapsed: { waitMs: 0, detail: LOOP_DETAIL },
+} as const;
+const agentCases = {
+  none: undefined,
+  down: { detail: AGENT_DOWN_DETAIL },
+  warming: { waitMs: AGENT_WAIT_MS, detail: AGENT_WARMING_DETAIL },
+} as const;
+const inflightCases = {
+  none: undefined,
+  node: { reason: "node_inflight", detail: NODE_INFLIGHT_DETAIL },
+  namespace: { reason: "namespace_inflight", detail: NS_INFLIGHT_DETAIL },
+} as const;
+type LoopCase = keyof typeof loopCases;
+type AgentCase = keyof typeof agentCases;
+type InflightCase = keyof typeof inflightCases;
+
+type Case = {
+  readonly mode: Mode;
+  readonly verdict: VerdictName;
+  readonly handled: boolean;
+  readonly bare: boolean;
+  readonly deleteBarePods: boolean;
+  readonly labelled: boolean;
+  readonly loop: LoopCase;
+  readonly storm: boolean;
+  readonly agent: AgentCase;
+  readonly inflight: InflightCase;
+};
+
+const MODES: readonly Mode[] = ["delete", "label", "report"];
+const VERDICTS: readonly VerdictName[] = ["healthy", "broken", "terminal"];
+const BOOLS = [false, true] as const;
+const LOOPS = Object.keys(loopCases) as LoopCase[];
+const AGENTS = Object.keys(agentCases) as AgentCase[];
+const INFLIGHTS = Object.keys(inflightCases) as InflightCase[];
+
+function allCases(): Case[] {
+  const cases: Case[] = [];
+  for (const mode of MODES)
+    for (const verdict of VERDICTS)
+      for (const handled of BOOLS)
+        for (const bare of BOOLS)
+          for (const deleteBarePods of BOOLS)
+            for (const labelled of BOOLS)
+              for (const loop of LOOPS)
+                for (const storm of BOOLS)
+                  for (const agent of AGENTS)
+                    for (const inflight of INFLIGHTS)
+                      cases.push({
+                        mode,
+                        verdict,
+                        handled,
+                        bare,
+                        deleteBarePods,
+                        labelled,
+                        loop,
+                        storm,
+                        agent,
+                        inflight,
+                      });
+  return cases;
+}
+
+function guardsOf(c: Pick<Case, "loop" | "storm" | "agent" | "inflight">): GuardView {
+  const loop = loopCases[c.loop];
+  const agent = agentCases[c.agent];
+  const inflight = inflightCases[c.inflight];
+  return {
+    ...(loop && { loop }),
+    ...(c.storm && { storm: { detail: STORM_DETAIL } }),
+    ...(agent && { agent }),
+    ...(inflight && { inflight }),
+  };
+}
+
+function factsOf(c: Pick<Case, "verdict" | "bare" | "labelled">): PodFacts {
+  return istioPod(brokenInit, {
+    // The terminal verdict comes from a finished pod; its phase shows in the hold's detail.
+    phase: c.verdict === "terminal" ? "Failed" : "Pending",
+    labels: c.labelled ? { [label.key]: label.value } : {},
+    ...(c.bare && { owner: undefined }),
+  });
+}
+
+const inputOf = (c: Case): PolicyInput => ({
+  facts: factsOf(c),
+  verdict: verdicts[c.verdict],
+  mode: c.mode,
+  label,
+  alreadyHandled: c.handled,
+  deleteBarePods: c.deleteBarePods,
+  guards: guardsOf(c),
+});
 
 const HEALTHY: Decision = { kind: "healthy" };
 const act = (action: Mode): Decision => ({ kind: "act", action });
-const HOLD_TERMINAL: Decision = { kind: "hold", reason: "terminal" };
-const SKIP_LABELLED: Decision = { kind: "skip", reason: `already labelled ${label.key}=${label.value}` };
-const SKIP_DELETED: Decision = { kind: "skip", reason: "already deleted by us" };
-const SKIP_REPORTED: Decision = { kind: "skip", reason: "already reported" };
+const hold = (reason: Extract<Decision, { kind: "hold" }>["reason"], detail: string, extra = {}): Decision => ({
+  kind: "hold",
+  reason,
+  detail,
+  ...extra,
+});
+const BARE_DETAIL = "no controlling owner would recreate it (--delete-bare-pods to delete anyway)";
 
-type Row = {
-  readonly mode: Mode;
-  readonly verdict: VerdictName;
-  readonly labelled: readonly boolean[];
-  readonly handled: readonly boolean[];
-  readonly expected: Decision;
-};
-const ANY = [false, true] as const;
+/** A row matches a case when every listed dimension has one of the listed values; unlisted ones are "any". */
+type When = { readonly [K in keyof Case]?: readonly Case[K][] };
+type Row = { readonly name: string; readonly when: When; readonly expected: Decision };
 
-// The whole policy; `ANY` marks an input the row does not depend on.
+// The documented policy, first matching row wins.
 const table: readonly Row[] = [
-  // Healthy: nothing to do, whatever the mode or history.
-  { mode: "delete", verdict: "healthy", labelled: ANY, handled: ANY, expected: HEALTHY },
-  { mode: "label", verdict: "healthy", labelled: ANY, handled: ANY, expected: HEALTHY },
-  { mode: "report", verdict: "healthy", labelled: ANY, handled: ANY, expected: HEALTHY },
+  { name: "a healthy pod is healthy, whatever else holds", when: { verdict: ["healthy"] }, expected: HEALTHY },
 
-  // Delete mode: act once per UID; never delete a finished pod. The label is irrelevant.
-  { mode: "delete", verdict: "broken", labelled: ANY, handled: [false], expected: act("delete") },
-  { mode: "delete", verdict: "broken", labelled: ANY, handled: [true], expected: SKIP_DELETED },
-  { mode: "delete", verdict: "terminal", labelled: ANY, handled: ANY, expected: HOLD_TERMINAL },
+  // Label mode labels every broken pod, terminal ones included, and listens to no guard.
+  {
+    name: "label mode skips a pod already labelled",
+    when: { mode: ["label"], labelled: [true] },
+    expected: { kind: "skip", reason: `already labelled ${label.key}=${label.value}` },
+  },
+  { name: "label mode labels every other broken pod", when: { mode: ["label"] }, expected: act("label") },
 
-  // Report mode: like delete, with its own skip reason.
-  { mode: "report", verdict: "broken", labelled: ANY, handled: [false], expected: act("report") },
-  { mode: "report", verdict: "broken", labelled: ANY, handled: [true], expected: SKIP_REPORTED },
-  { mode: "report", verdict: "terminal", labelled: ANY, handled: ANY, expected: HOLD_TERMINAL },
-
-  // Label mode: the label itself is the memory; terminal pods get labelled too; handled is ignored.
-  { mode: "label", verdict: "broken", labelled: [false], handled: ANY, expected: act("label") },
-  { mode: "label", verdict: "broken", labelled: [true], handled: ANY, expected: SKIP_LABELLED },
-  { mode: "label", verdict: "terminal", labelled: [false], handled: ANY, expected: act("label") },
-  { mode: "label", verdict: "terminal", labelled: [true], handled: ANY, expected: SKIP_LABELLED },
+  // Delete and report mode.
+  {
+    name: "a terminal pod is held, before anything else",
+    when: { verdict: ["terminal"] },
+    expected: hold("terminal", "the pod has finished (phase Failed)"),
+  },
+  {
+    name: "delete mode skips a UID it already deleted",
+    when: { mode: ["delete"], handled: [true] },
+    expected: { kind: "skip", reason: "already deleted by us" },
+  },
+  {
+    name: "report mode skips a UID it already reported",
+    when: { mode: ["report"], handled: [true] },
+    expected: { kind: "skip", reason: "already reported" },
+  },
+  {
+    name: "delete mode holds an unlabelled bare pod and asks for the label",
+    when: { mode: ["delete"], bare: [true], deleteBarePods: [false], labelled: [false] },
+    expected: hold("bare_pod", BARE_DETAIL, { label: true }),
+  },
+  {
+    name: "a bare pod is held without a label request when labelled already or in report mode",
+    when: { bare: [true], deleteBarePods: [false] },
+    expected: hold("bare_pod", BARE_DETAIL, { label: false }),
+  },
+  {
+    name: "a loop backoff still running holds, with the time left",
+    when: { loop: ["waiting"] },
+    expected: hold("loop_backoff", LOOP_DETAIL, { retryAfterMs: LOOP_WAIT_MS }),
+  },
+  { name: "an open storm breaker holds", when: { storm: [true] }, expected: hold("storm", STORM_DETAIL) },
+  {
+    name: "a CNI agent Ready too briefly holds, with the time left",
+    when: { agent: ["warming"] },
+    expected: hold("cni_agent_not_ready", AGENT_WARMING_DETAIL, { retryAfterMs: AGENT_WAIT_MS }),
+  },
+  {
+    name: "no Ready CNI agent holds, with no retry time",
+    when: { agent: ["down"] },
+    expected: hold("cni_agent_not_ready", AGENT_DOWN_DETAIL),
+  },
+  {
+    name: "delete mode holds at the node in-flight cap",
+    when: { mode: ["delete"], inflight: ["node"] },
+    expected: hold("node_inflight", NODE_INFLIGHT_DETAIL),
+  },
+  {
+    name: "delete mode holds at the namespace in-flight cap",
+    when: { mode: ["delete"], inflight: ["namespace"] },
+    expected: hold("namespace_inflight", NS_INFLIGHT_DETAIL),
+  },
+  { name: "delete mode deletes when nothing objects", when: { mode: ["delete"] }, expected: act("delete") },
+  {
+    name: "report mode reports when nothing before the in-flight caps objects",
+    when: { mode: ["report"] },
+    expected: act("report"),
+  },
 ];
+
+const matches = (when: When, c: Case): boolean =>
+  (Object.keys(when) as (keyof Case)[]).every((dim) => (when[dim] as readonly unknown[]).includes(c[dim]));
+
+const firstRow = (c: Case): Row | undefined => table.find((row) => matches(row.when, c));
+
+const describeCase = (c: Case): string => JSON.stringify(c);
 
 describe("decide", () => {
   describe("policy table", () => {
-    for (const row of table) {
-      for (const isLabelled of row.labelled) {
-        for (const alreadyHandled of row.handled) {
-          const name =
-            `${row.mode} × ${row.verdict} × ${isLabelled ? "labelled" : "unlabelled"} × ` +
-            `${alreadyHandled ? "handled" : "not handled"} → ${JSON.stringify(row.expected)}`;
-          it(name, () => {
-            const decision = decide({
-              facts: isLabelled ? labelled : unlabelled,
-              verdict: verdicts[row.verdict],
-              mode: row.mode,
-              label,
-              alreadyHandled,
-            });
-            expect(decision).to.deep.equal(row.expected);
-          });
-        }
-      }
+    const cases = allCases();
+    const byRow = new Map<Row, Case[]>();
+    for (const c of cases) {
+      const row = firstRow(c);
+      if (row) byRow.set(row, [...(byRow.get(row) ?? []), c]);
     }
 
-    it("covers every mode × verdict × labelled × handled combination exactly once", () => {
-      const seen = new Set<string>();
-      for (const row of table) {
-        for (const l of row.labelled) {
-          for (const h of row.handled) {
-            const id = `${row.mode}/${row.verdict}/${l}/${h}`;
-            expect(seen.has(id), id).to.equal(false);
-            seen.add(id);
-          }
-        }
+    for (const row of table) {
+      const rowCases = byRow.get(row) ?? [];
+      it(`${row.name} (${rowCases.length} cases) → ${JSON.stringify(row.expected)}`, () => {
+        expect(rowCases, "no case reaches this row").to.not.be.empty;
+        for (const c of rowCases) expect(decide(inputOf(c)), describeCase(c)).to.deep.equal(row.expected);
+      });
+    }
+
+    it("has a row for every combination of the dimensions", () => {
+      expect(cases).to.have.length(3 * 3 * 2 * 2 * 2 * 2 * 3 * 2 * 3 * 3);
+      for (const c of cases) expect(firstRow(c), describeCase(c)).to.not.equal(undefined);
+    });
+  });
+
+  describe("order of the guards", () => {
+    const owned = factsOf({ verdict: "broken", bare: false, labelled: false });
+    const base = { facts: owned, verdict: verdicts.broken, label, alreadyHandled: false, deleteBarePods: false };
+    const everything = guardsOf({ loop: "waiting", storm: true, agent: "warming", inflight: "node" });
+
+    it("reports, one by one, the first objection left as earlier guards drop out", () => {
+      const steps: [Parameters<typeof guardsOf>[0], Extract<Decision, { kind: "hold" }>["reason"]][] = [
+        [{ loop: "waiting", storm: true, agent: "warming", inflight: "node" }, "loop_backoff"],
+        [{ loop: "elapsed", storm: true, agent: "warming", inflight: "node" }, "storm"],
+        [{ loop: "elapsed", storm: false, agent: "down", inflight: "node" }, "cni_agent_not_ready"],
+        [{ loop: "none", storm: false, agent: "none", inflight: "node" }, "node_inflight"],
+        [{ loop: "none", storm: false, agent: "none", inflight: "namespace" }, "namespace_inflight"],
+      ];
+      for (const [guards, reason] of steps) {
+        const decision = decide({ ...base, mode: "delete", guards: guardsOf(guards) });
+        expect(decision, JSON.stringify(guards)).to.include({ kind: "hold", reason });
       }
-      expect(seen.size).to.equal(3 * 3 * 2 * 2);
+    });
+
+    it("label mode ignores every guard, even all at once", () => {
+      expect(decide({ ...base, mode: "label", guards: everything })).to.deep.equal(act("label"));
+      const terminal = factsOf({ verdict: "terminal", bare: true, labelled: false });
+      expect(
+        decide({
+          ...base,
+          facts: terminal,
+          verdict: verdicts.terminal,
+          mode: "label",
+          alreadyHandled: true,
+          guards: everything,
+        }),
+      ).to.deep.equal(act("label"));
+    });
+
+    it("report mode ignores the in-flight caps: nothing it does is in flight", () => {
+      for (const inflight of ["node", "namespace"] as const) {
+        const guards = guardsOf({ loop: "elapsed", storm: false, agent: "none", inflight });
+        expect(decide({ ...base, mode: "report", guards })).to.deep.equal(act("report"));
+        expect(decide({ ...base, mode: "delete", guards })).to.have.property("kind", "hold");
+      }
+    });
+
+    it("a bare pod is held before any guard is asked, unless --delete-bare-pods", () => {
+      const bare = factsOf({ verdict: "broken", bare: true, labelled: false });
+      expect(decide({ ...base, facts: bare, mode: "delete", guards: everything })).to.deep.equal(
+        hold("bare_pod", BARE_DETAIL, { label: true }),
+      );
+      expect(
+        decide({ ...base, facts: bare, mode: "delete", deleteBarePods: true, guards: everything }),
+      ).to.deep.include({ reason: "loop_backoff" });
+      expect(decide({ ...base, facts: bare, mode: "delete", deleteBarePods: true, guards: {} })).to.deep.equal(
+        act("delete"),
+      );
+    });
+
+    it("an agent wait of 0 ms is still passed on as the retry time", () => {
+      const guards: GuardView = { agent: { waitMs: 0, detail: "just now" } };
+      expect(decide({ ...base, mode: "delete", guards })).to.deep.equal(
+        hold("cni_agent_not_ready", "just now", { retryAfterMs: 0 }),
+      );
+    });
+
+    it("puts the pod's phase into the terminal hold's detail", () => {
+      const succeeded = istioPod(brokenInit, { phase: "Succeeded" });
+      expect(
+        decide({ ...base, facts: succeeded, verdict: verdicts.terminal, mode: "report", guards: {} }),
+      ).to.deep.equal(hold("terminal", "the pod has finished (phase Succeeded)"));
     });
   });
 
   describe("label matching", () => {
     const broken = verdicts.broken;
+    const input = (facts: PodFacts, l: { key: string; value: string } = label): PolicyInput => ({
+      facts,
+      verdict: broken,
+      mode: "label",
+      label: l,
+      alreadyHandled: false,
+      deleteBarePods: false,
+      guards: {},
+    });
 
     it("acts when the label key is there with another value", () => {
       const facts = istioPod(brokenInit, { labels: { [label.key]: "false" } });
-      expect(decide({ facts, verdict: broken, mode: "label", label, alreadyHandled: false })).to.deep.equal(
-        act("label"),
-      );
-    });
-
-    it("acts when only another label is there", () => {
-      const facts = istioPod(brokenInit, { labels: { "linkerd.io/control-plane-ns": "linkerd" } });
-      expect(decide({ facts, verdict: broken, mode: "label", label, alreadyHandled: true })).to.deep.equal(
-        act("label"),
-      );
+      expect(decide(input(facts))).to.deep.equal(act("label"));
     });
 
     it("matches an empty label value exactly", () => {
       const emptyValue = { key: "cni-repair.io/broken", value: "" };
       const withEmpty = istioPod(brokenInit, { labels: { [emptyValue.key]: "" } });
-      expect(
-        decide({ facts: withEmpty, verdict: broken, mode: "label", label: emptyValue, alreadyHandled: false }),
-      ).to.have.property("kind", "skip");
-      expect(
-        decide({ facts: unlabelled, verdict: broken, mode: "label", label: emptyValue, alreadyHandled: false }),
-      ).to.deep.equal(act("label"));
+      expect(decide(input(withEmpty, emptyValue))).to.have.property("kind", "skip");
+      expect(decide(input(istioPod(brokenInit), emptyValue))).to.deep.equal(act("label"));
     });
 
     it("is not fooled by inherited Object properties used as a label key", () => {
       const sneaky = { key: "constructor", value: "function Object() { [native code] }" };
-      expect(
-        decide({ facts: unlabelled, verdict: broken, mode: "label", label: sneaky, alreadyHandled: false }),
-      ).to.deep.equal(act("label"));
+      expect(decide(input(istioPod(brokenInit), sneaky))).to.deep.equal(act("label"));
+      const bare = istioPod(brokenInit, { owner: undefined });
+      expect(decide({ ...input(bare, sneaky), mode: "delete" })).to.deep.include({ reason: "bare_pod", label: true });
     });
 
-    it("uses the configured key and value in the skip reason", () => {
+    it("asks to label a bare pod only while the configured label is missing", () => {
       const other = { key: "example.com/repair", value: "needed" };
-      const facts = istioPod(brokenInit, { labels: { [other.key]: other.value } });
-      expect(decide({ facts, verdict: broken, mode: "label", label: other, alreadyHandled: false })).to.deep.equal({
-        kind: "skip",
-        reason: "already labelled example.com/repair=needed",
-      });
+      const bare = istioPod(brokenInit, { owner: undefined, labels: { [other.key]: other.value } });
+      expect(decide({ ...input(bare, other), mode: "delete" })).to.deep.include({ label: false });
+      expect(decide({ ...input(bare, label), mode: "delete" })).to.deep.include({ label: true });
     });
   });
 
   describe("safety properties", () => {
-    const modeArb = fc.constantFrom<Mode>("delete", "label", "report");
-    const verdictArb = fc.constantFrom<VerdictName>("healthy", "broken", "terminal");
+    const guardArb: fc.Arbitrary<GuardView> = fc.record(
+      {
+        loop: fc.record({ waitMs: fc.oneof(fc.constant(0), fc.nat(3_600_000)), detail: fc.string() }),
+        storm: fc.record({ detail: fc.string() }),
+        agent: fc.oneof(fc.record({ detail: fc.string() }), fc.record({ waitMs: fc.nat(60_000), detail: fc.string() })),
+        inflight: fc.record({
+          reason: fc.constantFrom("node_inflight" as const, "namespace_inflight" as const),
+          detail: fc.string(),
+        }),
+      },
+      { requiredKeys: [] },
+    );
     type Input = {
       mode: Mode;
       verdict: VerdictName;
       labelled: boolean;
+      bare: boolean;
       alreadyHandled: boolean;
+      deleteBarePods: boolean;
       phase: string | undefined;
+      guards: GuardView;
     };
     const inputArb: fc.Arbitrary<Input> = fc.record({
-      mode: modeArb,
-      verdict: verdictArb,
+      mode: fc.constantFrom<Mode>(...MODES),
+      verdict: fc.constantFrom<VerdictName>(...VERDICTS),
       labelled: fc.boolean(),
+      bare: fc.boolean(),
       alreadyHandled: fc.boolean(),
+      deleteBarePods: fc.boolean(),
       phase: fc.constantFrom(undefined, "Pending", "Running", "Failed", "Succeeded"),
+      guards: guardArb,
     });
     const run = (i: Input): Decision =>
       decide({
-        facts: istioPod(brokenInit, { phase: i.phase, labels: i.labelled ? { [label.key]: label.value } : {} }),
+        facts: istioPod(brokenInit, {
+          phase: i.phase,
+          labels: i.labelled ? { [label.key]: label.value } : {},
+          ...(i.bare && { owner: undefined }),
+        }),
         verdict: verdicts[i.verdict],
         mode: i.mode,
         label,
         alreadyHandled: i.alreadyHandled,
+        deleteBarePods: i.deleteBarePods,
+        guards: i.guards,
       });
 
     it("only acts with the configured mode's action, and never on a healthy pod", () => {
@@ -179,13 +411,61 @@ describe("decide", () => {
       );
     });
 
-    it("never deletes or reports a terminal pod, and never repeats an action on a handled UID", () => {
+    it("never deletes or reports a terminal, handled, or (without --delete-bare-pods) bare pod", () => {
       fc.assert(
         fc.property(inputArb, (i) => {
           const d = run(i);
           if (d.kind !== "act" || d.action === "label") return;
           expect(i.verdict).to.equal("broken");
           expect(i.alreadyHandled).to.equal(false);
+          if (i.bare) expect(i.deleteBarePods).to.equal(true);
+        }),
+      );
+    });
+
+    it("deletes only when no guard objects", () => {
+      fc.assert(
+        fc.property(inputArb, (i) => {
+          const d = run(i);
+          if (d.kind !== "act" || d.action !== "delete") return;
+          const g = i.guards;
+          expect(
+            (g.loop?.waitMs ?? 0) > 0 || g.storm !== undefined || g.agent !== undefined || g.inflight !== undefined,
+          ).to.be.false;
+        }),
+      );
+    });
+
+    it("report mode never yields an in-flight hold", () => {
+      fc.assert(
+        fc.property(inputArb, (i) => {
+          const d = run({ ...i, mode: "report" });
+          if (d.kind === "hold") expect(d.reason).to.not.be.oneOf(["node_inflight", "namespace_inflight"]);
+        }),
+      );
+    });
+
+    it("asks for a label only on a bare-pod hold in delete mode", () => {
+      fc.assert(
+        fc.property(inputArb, (i) => {
+          const d = run(i);
+          if (d.kind === "hold" && d.label === true) {
+            expect(d.reason).to.equal("bare_pod");
+            expect(i.mode).to.equal("delete");
+            expect(i.labelled).to.equal(false);
+          }
+        }),
+      );
+    });
+
+    it("gives a retry time only for a running loop backoff or a warming CNI agent", () => {
+      fc.assert(
+        fc.property(inputArb, (i) => {
+          const d = run(i);
+          if (d.kind !== "hold" || d.retryAfterMs === undefined) return;
+          if (d.reason === "loop_backoff") expect(d.retryAfterMs).to.equal(i.guards.loop?.waitMs).and.be.above(0);
+          else if (d.reason === "cni_agent_not_ready") expect(d.retryAfterMs).to.equal(i.guards.agent?.waitMs);
+          else expect.fail(`retryAfterMs on a ${d.reason} hold`);
         }),
       );
     });
@@ -194,6 +474,8 @@ describe("decide", () => {
       fc.assert(
         fc.property(inputArb, (i) => {
           const d = run(i);
+          // Only the terminal hold's wording names the phase.
+          if (d.kind === "hold" && d.reason === "terminal") return;
           expect(d).to.deep.equal(run({ ...i, phase: "Running" }));
         }),
       );

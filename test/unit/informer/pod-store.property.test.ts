@@ -4,7 +4,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { ContainerState, PodFacts } from "../../../src/detect/facts.js";
 import { podKey } from "../../../src/detect/facts.js";
-import { PodStore, type StoreChange } from "../../../src/informer/pod-store.js";
+import { type PodChange, PodStore } from "../../../src/informer/pod-store.js";
 import { exited, init, podFacts } from "../detect/pod-facts-builder.js";
 
 // Small domains so keys collide and facts repeat often.
@@ -57,7 +57,7 @@ const relevant = (f: PodFacts): string => {
 };
 const same = (a: PodFacts, b: PodFacts): boolean => relevant(a) === relevant(b);
 
-function expectSameChange(actual: StoreChange | undefined, expected: StoreChange | undefined): void {
+function expectSameChange(actual: PodChange | undefined, expected: PodChange | undefined): void {
   if (expected === undefined) {
     expect(actual).to.equal(undefined);
     return;

@@ -1,0 +1,34 @@
+// The startup self-check: can this identity do everything the configured mode needs?
+import type { Config } from "../config/config.js";
+import { describeMissing, missingPermissions, requiredPermissions } from "../kube/access-review.js";
+import type { KubeTransport } from "../kube/transport.js";
+import type { Logger } from "../observe/logger.js";
+import { leaseNamespace } from "./election.js";
+
+/** Returns the report of missing permissions, or undefined when all are there (or cannot be checked yet). */
+export async function checkPermissions(
+  config: Config,
+  transport: KubeTransport,
+  log: Logger,
+): Promise<string | undefined> {
+  const single = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
+  const needed = requiredPermissions({
+    mode: config.mode,
+    deleteBarePods: config.deleteBarePods,
+    electing: config.leaderElection !== undefined,
+    leaseNamespace: leaseNamespace(config),
+    ...(single !== undefined && { watchNamespace: single }),
+  });
+  try {
+    const missing = await missingPermissions(transport, needed);
+    if (missing.length === 0) {
+      log.info("permissions checked", { permissions: needed.length });
+      return undefined;
+    }
+    return describeMissing(missing);
+  } catch (error) {
+    // The server may simply not be up yet; the controller does not refuse to start for that.
+    log.warn("could not check permissions", { error: (error as Error).message });
+    return undefined;
+  }
+}

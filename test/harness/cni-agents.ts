@@ -1,0 +1,70 @@
+// A mesh's CNI agent pods (the DaemonSet pods the controller's readiness gate looks for), Ready or not yet.
+import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { type Mesh, meshedPod } from "./pod-fixtures.js";
+
+/** The agent DaemonSet of each mesh and the k8s-app label its pods carry (what the presets select). */
+const AGENTS: Record<Exclude<Mesh, "none">, { name: string; label: string }> = {
+  istio: { name: "istio-cni-node", label: "istio-cni-node" },
+  linkerd: { name: "linkerd-cni", label: "linkerd-cni" },
+};
+
+/** The name of a mesh's agent pod on a node. */
+export function agentName(mesh: Exclude<Mesh, "none">, nodeName: string): string {
+  return `${AGENTS[mesh].name}-${nodeName}`;
+}
+
+export type CniAgentOptions = {
+  readonly namespace: string;
+  readonly mesh: Exclude<Mesh, "none">;
+  readonly nodeName: string;
+  /** Ready since then; without it the agent is Running but not Ready yet (still starting). */
+  readonly readySince?: Date;
+};
+
+/** Creates the agent pod on the node, owned by its DaemonSet, and writes its status. */
+export async function createCniAgent(api: CoreV1Api, options: CniAgentOptions): Promise<void> {
+  const { namespace, mesh, nodeName } = options;
+  const name = agentName(mesh, nodeName);
+  await api.createNamespacedPod({
+    namespace,
+    body: meshedPod({
+      name,
+      namespace,
+      nodeName,
+      mesh: "none",
+      owner: { kind: "DaemonSet", name: AGENTS[mesh].name },
+      labels: { "k8s-app": AGENTS[mesh].label },
+    }),
+  });
+  await writeAgentStatus(api, { namespace, name }, options.readySince);
+}
+
+/** Marks the agent Ready since the given time, as a finished DaemonSet rollout would. */
+export async function setCniAgentReady(
+  api: CoreV1Api,
+  agent: { namespace: string; name: string },
+  since: Date,
+): Promise<void> {
+  await writeAgentStatus(api, agent, since);
+}
+
+async function writeAgentStatus(
+  api: CoreV1Api,
+  agent: { namespace: string; name: string },
+  readySince: Date | undefined,
+): Promise<void> {
+  const at = readySince ?? new Date();
+  await api.patchNamespacedPodStatus(
+    {
+      namespace: agent.namespace,
+      name: agent.name,
+      body: {
+        status: {
+          phase: "Running",
+          conditions: [{ type: "Ready", status: readySince ? "True" : "False", lastTransitionTime: at }],
+        },
+      },
+    },
+    setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+  );
+}

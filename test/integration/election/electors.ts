@@ -1,0 +1,111 @@
+// Helpers for election tests on the real API server: running electors, a both-leading sampler, service-account tokens.
+import { Writable } from "node:stream";
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
+import { LeaderElector } from "../../../src/election/leader-elector.js";
+import { KubeTransport } from "../../../src/kube/transport.js";
+import { createLogger } from "../../../src/observe/logger.js";
+import type { ControlPlane } from "../../harness/control-plane.js";
+
+/** Short enough for tests, long enough for a loaded machine: renew deadline > 1.2 × retry, < lease. */
+export const TIMINGS = { leaseDurationMs: 4_000, renewDeadlineMs: 2_500, retryPeriodMs: 500 };
+export const LEASE = "cni-repair-leader";
+
+export type RunningElector = {
+  readonly elector: LeaderElector;
+  /** performance.now() of every leadership change. */
+  readonly changes: { leading: boolean; at: number }[];
+  stop(): Promise<void>;
+};
+
+/** Log lines of every elector in the test, printed when it fails. */
+export const logLines: string[] = [];
+
+const logger = createLogger({
+  level: "debug",
+  format: "text",
+  stream: new Writable({
+    write: (chunk, _encoding, done) => {
+      logLines.push(String(chunk).trimEnd());
+      done();
+    },
+  }),
+});
+
+export function startElector(transport: KubeTransport, namespace: string, identity: string): RunningElector {
+  const changes: { leading: boolean; at: number }[] = [];
+  const elector = new LeaderElector({
+    transport,
+    namespace,
+    name: LEASE,
+    identity,
+    ...TIMINGS,
+    logger,
+    onLeadershipChange: (leading) => changes.push({ leading, at: performance.now() }),
+  });
+  const abort = new AbortController();
+  const done = elector.run(abort.signal);
+  let stopped: Promise<void> | undefined;
+  return {
+    elector,
+    changes,
+    stop: () => {
+      abort.abort();
+      stopped ??= done;
+      return stopped;
+    },
+  };
+}
+
+/** Samples isLeader of every elector every 50 ms and counts the samples where more than one leads. */
+export class LeaderSampler {
+  overlaps = 0;
+  samples = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(electors: readonly RunningElector[]) {
+    this.#timer = setInterval(() => {
+      this.samples++;
+      if (electors.filter((e) => e.elector.isLeader).length > 1) this.overlaps++;
+    }, 50);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+/** A transport that reaches the API server through another address (a proxy), with the admin's credentials. */
+export function transportVia(plane: ControlPlane, server: string, token?: string, user?: string): KubeTransport {
+  const config = JSON.parse(plane.kubeconfigYaml(token, user)) as { clusters: { cluster: { server: string } }[] };
+  for (const entry of config.clusters) entry.cluster.server = server;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(JSON.stringify(config));
+  return new KubeTransport(kubeConfig, { userAgent: "cni-repair/test" });
+}
+
+/** A ServiceAccount bound (RoleBinding `name`) to a Role with these rules in the namespace; returns its token. */
+export async function serviceAccountToken(
+  plane: ControlPlane,
+  namespace: string,
+  name: string,
+  rules: V1PolicyRule[],
+): Promise<string> {
+  const core = plane.kubeConfig().makeApiClient(CoreV1Api);
+  const rbac = plane.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ kind: "ServiceAccount", name, namespace }],
+    },
+  });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  return request.status?.token ?? "";
+}

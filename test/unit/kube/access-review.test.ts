@@ -1,0 +1,151 @@
+// requiredPermissions per mode, missingPermissions' review requests, and describeMissing's RBAC text.
+import { expect } from "chai";
+import {
+  describeMissing,
+  missingPermissions,
+  type Permission,
+  requiredPermissions,
+} from "../../../src/kube/access-review.js";
+import type { ApiResponse, RequestOptions } from "../../../src/kube/transport.js";
+
+const names = (permissions: readonly Permission[]) =>
+  permissions.map(
+    (p) =>
+      `${p.verb} ${p.group ? `${p.group}/` : ""}${p.resource}${p.subresource ? `/${p.subresource}` : ""}` +
+      (p.namespace ? ` @${p.namespace}` : ""),
+  );
+
+describe("requiredPermissions", () => {
+  const base = { deleteBarePods: false, electing: false, leaseNamespace: "cni-repair" } as const;
+  const cases: [string, Parameters<typeof requiredPermissions>[0], string[]][] = [
+    [
+      "delete mode, bare pods labelled",
+      { ...base, mode: "delete" },
+      ["get pods", "list pods", "watch pods", "delete pods", "patch pods/status", "create events.k8s.io/events"],
+    ],
+    [
+      "delete mode with --delete-bare-pods",
+      { ...base, mode: "delete", deleteBarePods: true },
+      ["get pods", "list pods", "watch pods", "delete pods", "create events.k8s.io/events"],
+    ],
+    [
+      "label mode",
+      { ...base, mode: "label", deleteBarePods: true },
+      ["get pods", "list pods", "watch pods", "patch pods/status", "create events.k8s.io/events"],
+    ],
+    [
+      "report mode (dry-run deletes)",
+      { ...base, mode: "report" },
+      ["get pods", "list pods", "watch pods", "delete pods", "create events.k8s.io/events"],
+    ],
+    [
+      "electing, one watched namespace",
+      { ...base, mode: "report", electing: true, watchNamespace: "apps" },
+      [
+        "get pods @apps",
+        "list pods @apps",
+        "watch pods @apps",
+        "delete pods @apps",
+        "create events.k8s.io/events @apps",
+        "get coordination.k8s.io/leases @cni-repair",
+        "create coordination.k8s.io/leases @cni-repair",
+        "update coordination.k8s.io/leases @cni-repair",
+      ],
+    ],
+  ];
+  for (const [name, options, expected] of cases) {
+    it(name, () => {
+      expect(names(requiredPermissions(options))).to.deep.equal(expected);
+    });
+  }
+});
+
+describe("missingPermissions", () => {
+  it("asks one SelfSubjectAccessReview per permission, all at once, and keeps the denied ones in order", async () => {
+    const reviews: unknown[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const transport = {
+      request: async (_verb: string, method: string, path: string, options: RequestOptions = {}) => {
+        expect([method, path]).to.deep.equal(["POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]);
+        reviews.push(options.body);
+        maxInFlight = Math.max(maxInFlight, ++inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        const attributes = (options.body as { spec: { resourceAttributes: { verb: string } } }).spec.resourceAttributes;
+        return { status: 201, body: { status: { allowed: attributes.verb !== "delete" } } } satisfies ApiResponse;
+      },
+    };
+    const permissions = requiredPermissions({
+      mode: "delete",
+      deleteBarePods: false,
+      electing: true,
+      leaseNamespace: "cni-repair",
+    });
+    const missing = await missingPermissions(transport, permissions);
+    expect(missing).to.deep.equal([{ verb: "delete", group: "", resource: "pods" }]);
+    expect(maxInFlight).to.equal(permissions.length);
+    expect(reviews[4]).to.deep.equal({
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SelfSubjectAccessReview",
+      spec: { resourceAttributes: { verb: "patch", group: "", resource: "pods", subresource: "status" } },
+    });
+    expect(reviews.at(-1)).to.have.nested.property("spec.resourceAttributes.namespace", "cni-repair");
+  });
+});
+
+describe("describeMissing", () => {
+  it("is empty when nothing is missing", () => {
+    expect(describeMissing([])).to.equal("");
+  });
+
+  it("lists each permission and groups the rules into a ClusterRole and a Role per namespace", () => {
+    const text = describeMissing([
+      { verb: "delete", group: "", resource: "pods" },
+      { verb: "patch", group: "", resource: "pods", subresource: "status" },
+      { verb: "create", group: "events.k8s.io", resource: "events" },
+      { verb: "get", group: "coordination.k8s.io", resource: "leases", namespace: "cni-repair" },
+      { verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "cni-repair" },
+      { verb: "list", group: "", resource: "pods" },
+      { verb: "list", group: "", resource: "pods", namespace: "apps" },
+    ]);
+    expect(text).to.equal(
+      [
+        "missing 7 permission(s):",
+        "  - delete pods (cluster-wide)",
+        "  - patch pods/status (cluster-wide)",
+        "  - create events (cluster-wide)",
+        "  - get leases in namespace cni-repair",
+        "  - create leases in namespace cni-repair",
+        "  - list pods (cluster-wide)",
+        "  - list pods in namespace apps",
+        "rules to add to a ClusterRole (bound with a ClusterRoleBinding):",
+        '- apiGroups: [""]',
+        '  resources: ["pods"]',
+        '  verbs: ["delete", "list"]',
+        '- apiGroups: [""]',
+        '  resources: ["pods/status"]',
+        '  verbs: ["patch"]',
+        '- apiGroups: ["events.k8s.io"]',
+        '  resources: ["events"]',
+        '  verbs: ["create"]',
+        "rules to add to a Role in namespace apps (bound with a RoleBinding there):",
+        '- apiGroups: [""]',
+        '  resources: ["pods"]',
+        '  verbs: ["list"]',
+        "rules to add to a Role in namespace cni-repair (bound with a RoleBinding there):",
+        '- apiGroups: ["coordination.k8s.io"]',
+        '  resources: ["leases"]',
+        '  verbs: ["create", "get"]',
+      ].join("\n"),
+    );
+  });
+
+  it("merges resources of one API group that miss the same verbs into one rule", () => {
+    const text = describeMissing([
+      { verb: "watch", group: "", resource: "pods" },
+      { verb: "watch", group: "", resource: "nodes" },
+    ]);
+    expect(text).to.contain('- apiGroups: [""]\n  resources: ["pods", "nodes"]\n  verbs: ["watch"]');
+  });
+});

@@ -1,0 +1,242 @@
+// SafetyGuards: the GuardView each guard contributes, with the node and the numbers in its wording, and the bookkeeping.
+
+import { expect } from "chai";
+import type { PodFacts } from "../../../src/detect/facts.js";
+import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
+import { type GuardOptions, SafetyGuards } from "../../../src/safety/guards.js";
+import { FakeClock } from "../../../src/util/fake-clock.js";
+import { podFacts } from "../detect/pod-facts-builder.js";
+
+const SECOND = 1_000;
+const START = Date.parse("2025-03-04T10:20:00Z");
+const OWNER = { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: "owner-1" };
+
+let serial = 0;
+const pod = (overrides: Partial<PodFacts> = {}): PodFacts =>
+  podFacts({ uid: `uid-${++serial}`, name: `reviews-${serial}`, nodeName: "node-a", owner: OWNER, ...overrides });
+
+const agent = (name: string, nodeName: string, readySinceMs: number | undefined): AgentFacts => ({
+  namespace: "istio-system",
+  name,
+  nodeName,
+  readySinceMs,
+});
+
+type Overrides = { limits?: Partial<GuardOptions["limits"]>; agentGate?: GuardOptions["agentGate"] };
+
+function setup(overrides: Overrides = {}) {
+  const clock = new FakeClock(START);
+  const guards = new SafetyGuards({
+    limits: {
+      deletionsPerMinute: 60,
+      deletionBurst: 2,
+      inflightPerNode: 0,
+      inflightPerNamespace: 0,
+      ...overrides.limits,
+    },
+    loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
+    storm: { maxBrokenFraction: 0.5, minBroken: 3 },
+    agentGate: overrides.agentGate,
+    clock,
+  });
+  return { clock, guards };
+}
+
+function gated(agents: AgentFacts[]) {
+  const istio = new CniAgents();
+  for (const a of agents) istio.store.upsert(a);
+  return setup({ agentGate: { minReadyMs: 10 * SECOND, agentsByRule: new Map([["istio", istio]]) } });
+}
+
+describe("safety/guards", () => {
+  it("has no objection to a pod on a quiet node", () => {
+    const { guards } = setup();
+    expect(guards.view(pod(), "istio")).to.deep.equal({});
+  });
+
+  describe("loop backoff", () => {
+    it("holds a broken replacement, naming the delete count, the node and the seconds", () => {
+      const { clock, guards } = setup();
+      const first = pod({ createdAtMs: START - 60 * SECOND });
+      guards.beforeDelete(first);
+      guards.afterDelete(first, true);
+      clock.advance(5 * SECOND);
+      const replacement = pod({ createdAtMs: START + 2 * SECOND });
+      expect(guards.view(replacement, "istio")).to.deep.equal({
+        loop: {
+          waitMs: 55 * SECOND,
+          detail:
+            "replacement came back broken 5 s after our delete #1 of this owner's pod on node node-a; next delete in 55 s",
+        },
+      });
+    });
+
+    it("rounds the seconds since to the nearest, and the seconds left up", () => {
+      const { clock, guards } = setup();
+      const first = pod({ createdAtMs: START - 60 * SECOND });
+      guards.afterDelete(first, true);
+      clock.advance(4_400);
+      expect(guards.view(pod({ createdAtMs: START }), "istio").loop?.detail).to.match(
+        /broken 4 s after our delete #1 .* next delete in 56 s$/,
+      );
+    });
+
+    it("records nothing for a delete that did not happen", () => {
+      const { clock, guards } = setup();
+      const first = pod({ createdAtMs: START - 60 * SECOND });
+      guards.beforeDelete(first);
+      guards.afterDelete(first, false);
+      clock.advance(SECOND);
+      expect(guards.view(pod({ createdAtMs: START + SECOND }), "istio")).to.deep.equal({});
+    });
+  });
+
+  describe("storm breaker", () => {
+    const meshed = (broken: boolean) => ({ meshed: true, broken });
+
+    it("holds with the node's counts once its breaker opens", () => {
+      const { guards } = setup();
+      for (let i = 0; i < 20; i++)
+        guards.standingChanged(undefined, { facts: pod({ nodeName: "node-b" }), standing: meshed(false) });
+      guards.standingChanged(undefined, { facts: pod(), standing: meshed(false) });
+      const opened = [0, 1, 2].flatMap(() =>
+        guards.standingChanged(undefined, { facts: pod(), standing: meshed(true) }),
+      );
+      expect(opened).to.deep.equal([{ scope: "node", node: "node-a", open: true }]);
+      expect(guards.view(pod(), "istio")).to.deep.equal({
+        storm: { detail: "3 of 4 meshed pods broken on node node-a (more than 50%)" },
+      });
+      expect(guards.view(pod({ nodeName: "node-b" }), "istio")).to.deep.equal({});
+    });
+
+    it("holds with the cluster's counts when only the cluster breaker is open", () => {
+      const { guards } = setup();
+      for (const node of ["n1", "n2", "n3", "n4"]) {
+        guards.standingChanged(undefined, { facts: pod({ nodeName: node }), standing: meshed(true) });
+        guards.standingChanged(undefined, { facts: pod({ nodeName: node }), standing: meshed(false) });
+      }
+      const fifth = pod({ nodeName: "n1" });
+      expect(guards.standingChanged(undefined, { facts: fifth, standing: meshed(true) })).to.deep.equal([
+        { scope: "cluster", node: "", open: true },
+      ]);
+      expect(guards.view(pod({ nodeName: "n2" }), "istio")).to.deep.equal({
+        storm: { detail: "5 of 9 meshed pods broken in the cluster (more than 50%)" },
+      });
+      expect(
+        guards.standingChanged({ facts: fifth, standing: meshed(true) }, { facts: fifth, standing: meshed(false) }),
+      ).to.deep.equal([{ scope: "cluster", node: "", open: false }]);
+      expect(guards.view(pod({ nodeName: "n2" }), "istio")).to.deep.equal({});
+    });
+  });
+
+  describe("CNI agent gate", () => {
+    it("holds without a retry time when no agent on the node is Ready", () => {
+      const { guards } = gated([agent("cni-a", "node-a", undefined), agent("cni-b", "node-b", START - 60 * SECOND)]);
+      expect(guards.view(pod(), "istio")).to.deep.equal({ agent: { detail: "no Ready CNI agent pod on node node-a" } });
+    });
+
+    it("says loudly when no agent pod matches anywhere", () => {
+      const { guards } = gated([]);
+      expect(guards.view(pod(), "istio")).to.deep.equal({
+        agent: {
+          detail:
+            "no Ready CNI agent pod on node node-a (no agent pod matches the selector anywhere: check --cni-agent-selector)",
+        },
+      });
+    });
+
+    it("holds for the rest of the minimum Ready time, saying how long so far", () => {
+      const { clock, guards } = gated([agent("cni-a", "node-a", START - 4 * SECOND)]);
+      expect(guards.view(pod(), "istio")).to.deep.equal({
+        agent: {
+          waitMs: 6 * SECOND,
+          detail: "the CNI agent on node node-a has been Ready for 4 s of the 10 s required",
+        },
+      });
+      clock.advance(5_999);
+      expect(guards.view(pod(), "istio").agent?.waitMs).to.equal(1);
+      clock.advance(1);
+      expect(guards.view(pod(), "istio")).to.deep.equal({});
+    });
+
+    it("uses the longest-Ready of several agents on the node", () => {
+      const { guards } = gated([
+        agent("new", "node-a", START - 1 * SECOND),
+        agent("old", "node-a", START - 11 * SECOND),
+      ]);
+      expect(guards.view(pod(), "istio")).to.deep.equal({});
+    });
+
+    it("applies only to rules that have agents configured, and not at all when off", () => {
+      expect(gated([]).guards.view(pod(), "linkerd")).to.deep.equal({});
+      expect(setup({ agentGate: undefined }).guards.view(pod(), "istio")).to.deep.equal({});
+    });
+  });
+
+  describe("in-flight caps", () => {
+    it("holds at the node cap, naming the node, until the deleted pod is gone", () => {
+      const { guards } = setup({ limits: { inflightPerNode: 1 } });
+      const deleted = pod();
+      guards.beforeDelete(deleted);
+      guards.afterDelete(deleted, true);
+      expect(guards.view(pod(), "istio")).to.deep.equal({
+        inflight: {
+          reason: "node_inflight",
+          detail: "too many pods deleted by us are still terminating on node node-a",
+        },
+      });
+      expect(guards.view(pod({ nodeName: "node-b" }), "istio")).to.deep.equal({});
+      expect(guards.podGone(deleted.uid)).to.deep.equal({ node: "node-a", namespace: "shop" });
+      expect(guards.podGone(deleted.uid)).to.equal(undefined);
+      expect(guards.view(pod(), "istio")).to.deep.equal({});
+    });
+
+    it("holds at the namespace cap, naming the namespace", () => {
+      const { guards } = setup({ limits: { inflightPerNamespace: 1 } });
+      guards.beforeDelete(pod({ namespace: "billing", nodeName: "node-b" }));
+      expect(guards.view(pod({ namespace: "billing" }), "istio")).to.deep.equal({
+        inflight: {
+          reason: "namespace_inflight",
+          detail: "too many pods deleted by us are still terminating in namespace billing",
+        },
+      });
+    });
+
+    it("frees the slot at once when the delete did not happen", () => {
+      const { guards } = setup({ limits: { inflightPerNode: 1 } });
+      const failed = pod();
+      guards.beforeDelete(failed);
+      expect(guards.view(pod(), "istio")).to.have.property("inflight");
+      guards.afterDelete(failed, false);
+      expect(guards.view(pod(), "istio")).to.deep.equal({});
+    });
+  });
+
+  it("reports every objection at once, for decide to order", () => {
+    const istio = new CniAgents();
+    const clock = new FakeClock(START);
+    const guards = new SafetyGuards({
+      limits: { deletionsPerMinute: 60, deletionBurst: 1, inflightPerNode: 1, inflightPerNamespace: 0 },
+      loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
+      storm: { maxBrokenFraction: 0.5, minBroken: 1 },
+      agentGate: { minReadyMs: 10 * SECOND, agentsByRule: new Map([["istio", istio]]) },
+      clock,
+    });
+    const deleted = pod({ createdAtMs: START - 60 * SECOND });
+    guards.beforeDelete(deleted);
+    guards.afterDelete(deleted, true);
+    guards.standingChanged(undefined, { facts: pod(), standing: { meshed: true, broken: true } });
+    const view = guards.view(pod({ createdAtMs: START }), "istio");
+    expect(Object.keys(view)).to.have.members(["loop", "storm", "agent", "inflight"]);
+  });
+
+  it("paces deletion tokens and gives a forgotten pod's turn back", () => {
+    const { clock, guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 1 } });
+    expect(guards.takeDeletionToken("shop/a")).to.equal(0);
+    expect(guards.takeDeletionToken("shop/b")).to.equal(SECOND);
+    guards.forgetPod("shop/b");
+    expect(guards.takeDeletionToken("shop/c")).to.equal(SECOND);
+    clock.advance(SECOND);
+    expect(guards.takeDeletionToken("shop/c")).to.equal(0);
+  });
+});
