@@ -1,0 +1,96 @@
+// Two replicas with leader election: exactly one acts; when the leader is killed the other takes over
+// within the lease duration, and no pod UID is ever sent two DELETEs.
+import { CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { controllerDeletes } from "../../harness/audit-log.js";
+import { createPodInState } from "../../harness/broken-pods.js";
+import { ControllerProcess } from "../../harness/controller-process.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+
+describe("leader election across two controller processes", () => {
+  const replicas: ControllerProcess[] = [];
+
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed") for (const replica of replicas) console.log(replica.output());
+    for (const replica of replicas.splice(0)) await replica.stop();
+  });
+
+  it("one leader acts; after SIGKILL the other acts within the lease duration; no UID deleted twice", async function () {
+    this.timeout(90_000);
+    const api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    const namespace = await createTestNamespace(api);
+    const args = [
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--field-selector=metadata.namespace=${namespace}`,
+      "--cni-agent-gate=off",
+      "--leader-elect=true",
+      `--leader-election-namespace=${namespace}`,
+      "--lease-duration=4s",
+      "--renew-deadline=3s",
+      "--retry-period=1s",
+    ];
+    replicas.push(await ControllerProcess.start({ args }), await ControllerProcess.start({ args }));
+    const leaders = async () => {
+      const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
+      return replicas.filter((_, i) => flags[i] === 1);
+    };
+    const [leader] = await waitFor("one leader", async () => {
+      const found = await leaders();
+      return found.length === 1 ? found : undefined;
+    });
+    const follower = replicas.find((replica) => replica !== leader);
+    if (!leader || !follower) throw new Error("expected a leader and a follower");
+
+    await createPodInState(api, { namespace, name: "first" });
+    await waitFor("the first delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1);
+    expect(await leader.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })).to.equal(1);
+    expect(await follower.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })).to.equal(0);
+    // The follower keeps a warm cache and is ready too.
+    expect((await follower.get("/readyz")).status).to.equal(200);
+    expect(await follower.metric("cni_repair_cache_pods")).to.equal(1);
+
+    await leader.stop("SIGKILL");
+    const killedAt = Date.now();
+    await createPodInState(api, { namespace, name: "second" });
+    await waitFor("the second delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 2, {
+      timeoutMs: 20_000,
+    });
+    const second = controllerDeletes(controlPlane().auditLogPath, namespace)[1];
+    // Lease duration 4 s, judged from the follower's own observation, plus one retry period.
+    expect(Date.parse(second?.stageTimestamp ?? "") - killedAt).to.be.below(4_000 + 1_000 + 1_500);
+    expect(await follower.metric("cni_repair_leader")).to.equal(1);
+
+    const perUid = new Map<string, number>();
+    for (const request of controllerDeletes(controlPlane().auditLogPath, namespace)) {
+      const uid = String((request.requestObject?.preconditions as { uid?: string } | undefined)?.uid);
+      perUid.set(uid, (perUid.get(uid) ?? 0) + 1);
+    }
+    expect([...perUid.values()].every((count) => count === 1)).to.equal(true);
+  });
+
+  it("SIGTERM releases the Lease: the other replica leads at once, without waiting for it to expire", async function () {
+    this.timeout(60_000);
+    const api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    const namespace = await createTestNamespace(api);
+    const args = [
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--field-selector=metadata.namespace=${namespace}`,
+      "--cni-agent-gate=off",
+      `--leader-election-namespace=${namespace}`,
+      "--lease-duration=15s",
+    ];
+    replicas.push(await ControllerProcess.start({ args }));
+    await waitFor("the first to lead", async () => (await replicas[0]?.metric("cni_repair_leader")) === 1);
+    replicas.push(await ControllerProcess.start({ args }));
+    const [first, second] = replicas;
+    expect(await first?.stop("SIGTERM")).to.equal(0);
+    const stoppedAt = Date.now();
+    await waitFor("the second to lead", async () => (await second?.metric("cni_repair_leader")) === 1, {
+      timeoutMs: 10_000,
+    });
+    // Far sooner than the 15 s lease: the released Lease is free at once (one 2 s retry period at most).
+    expect(Date.now() - stoppedAt).to.be.below(5_000);
+  });
+});
