@@ -63,6 +63,13 @@ export class Repairer {
     return outcome;
   }
 
+  /** Takes our label off a pod that is no longer broken; not counted as a repair. */
+  async unlabel(facts: PodFacts): Promise<RepairOutcome> {
+    return await this.#call("label", () =>
+      labelPodViaStatus(this.#transport, facts, facts.resourceVersion, { [this.#label.key]: null }),
+    );
+  }
+
   /** Changes nothing: a server-side dry-run delete checks permissions and preconditions for real. */
   async report(facts: PodFacts, verdict: BrokenVerdict): Promise<RepairOutcome> {
     const outcome = await this.#call("report", () =>

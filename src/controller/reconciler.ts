@@ -62,6 +62,12 @@ export class Reconciler {
     if (!verdict.broken) {
       this.#release(key);
       if (broken.clear(key)) logger.debug("pod no longer broken", podFields(facts));
+      // Our label means "broken now": take it off a pod that recovered, so it does not mislead anyone.
+      if (!facts.deleting && facts.labels[this.#deps.label.key] === this.#deps.label.value) {
+        const outcome = await this.#deps.repairer.unlabel(facts);
+        if (outcome.result === "fail") logger.warn("could not remove the label from a recovered pod", { ...podFields(facts), detail: outcome.detail });
+        else if (outcome.result === "success") logger.info("removed the label from a recovered pod", podFields(facts));
+      }
       return { kind: "done" };
     }
     const entry = broken.markBroken(key, facts.uid, verdict.rule, this.#now());

@@ -91,7 +91,8 @@ export async function labelPodViaStatus(
   transport: KubeTransport,
   pod: { namespace: string; name: string },
   resourceVersion: string,
-  labels: Record<string, string>,
+  /** null removes the label. */
+  labels: Record<string, string | null>,
 ): Promise<void> {
   await transport.request("patch", "PATCH", `${podPath(pod.namespace, pod.name)}/status`, {
     body: { metadata: { resourceVersion, labels } },

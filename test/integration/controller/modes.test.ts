@@ -5,6 +5,7 @@ import { podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
+import { validatorStatus, writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { startControllerFor } from "./start.js";
@@ -55,6 +56,17 @@ describe("controller in label and report modes", () => {
     await waitFor("the Event", async () =>
       (await repairEvents(controlPlane(), namespace)).includes("to-label:BrokenPodLabeled"),
     );
+
+    // The label means "broken now": once the validator passes, it comes off again.
+    await writePodStatus(
+      api,
+      { namespace, name: "to-label" },
+      { phase: "Running", initContainerStatuses: [validatorStatus("istio-validation", { kind: "succeeded" })] },
+    );
+    await waitFor("the label to be removed", async () => {
+      const healed = await api.readNamespacedPod({ namespace, name: "to-label" });
+      return healed.metadata?.labels?.["example.com/cni-broken"] === undefined;
+    });
   });
 
   it("report mode changes nothing: a dry-run delete with preconditions, counted as dry_run", async () => {
