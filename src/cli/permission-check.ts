@@ -1,5 +1,6 @@
 // The startup self-check: can this identity do everything the configured mode needs?
 import type { Config } from "../config/config.js";
+import { isAmbient } from "../detect/rule.js";
 import { describeMissing, missingPermissions, requiredPermissions } from "../kube/access-review.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
@@ -18,6 +19,7 @@ export async function checkPermissions(
     electing: config.leaderElection !== undefined,
     leaseNamespace: leaseNamespace(config),
     ...(single !== undefined && { watchNamespace: single }),
+    watchNamespaces: config.rules.some(isAmbient),
   });
   try {
     const missing = await missingPermissions(transport, needed);

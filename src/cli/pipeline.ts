@@ -1,34 +1,39 @@
-// Builds the data flow the controller and `scan --repair` share: reflectors → caches → controller → repairer,
-// with the safety guards in between.
+// Builds the data flow the controller and `scan` share: reflectors → caches → controller → repairer, with the
+// safety guards in between.
 import { EventRecorder } from "../act/event-recorder.js";
 import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
 import { Controller, type Leadership } from "../controller/controller.js";
 import { Reconciler } from "../controller/reconciler.js";
-import type { PodFacts } from "../detect/facts.js";
+import type { DetectContext } from "../detect/detect.js";
+import { type PodFacts, podKey } from "../detect/facts.js";
+import { isAmbient } from "../detect/rule.js";
 import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
-import type { StoreChange } from "../informer/facts-store.js";
+import type { FactsStore, StoreChange } from "../informer/facts-store.js";
+import { type NamespaceFacts, namespaceStore, toNamespaceFacts } from "../informer/namespace-facts.js";
 import { PodStore } from "../informer/pod-store.js";
 import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import { WorkQueue } from "../queue/work-queue.js";
-import { type AgentFacts, CniAgents, toAgentFacts } from "../safety/cni-agents.js";
 import { SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
+import { buildNodeAgents } from "./node-agents.js";
 
 export type Pipeline = {
   readonly pods: PodStore;
-  readonly podReflector: PodReflector<PodFacts>;
-  readonly agentReflectors: readonly PodReflector<AgentFacts>[];
+  /** Every reflector: pods first, then node agents and namespaces. */
+  readonly reflectors: readonly PodReflector<unknown>[];
   readonly controller: Controller;
   readonly queue: WorkQueue;
   readonly broken: BrokenPods;
   readonly holds: Holds;
   readonly guards: SafetyGuards;
-  /** Pod and agent caches hold their first full list. */
+  /** The clock and namespace labels, as detection needs them now. */
+  readonly context: () => DetectContext;
+  /** Every cache holds its first full list. */
   readonly synced: () => boolean;
   /** Milliseconds since the least recently active watch showed life. */
   readonly idleMs: () => number;
@@ -50,82 +55,55 @@ export function buildPipeline(
   logger: Logger,
   options: PipelineOptions = {},
 ): Pipeline {
-  const { leadership } = options;
   const watchLog = logger.child({ component: "reflector" });
-  const pods = new PodStore();
-  const schema = factsSchema(config.rules, { labelKeys: [config.label.key] });
-  // Several namespaces cannot be a field selector: drop the others at the edge, before they cost memory.
-  const namespaces = new Set(config.namespaces);
-  const inScope = (namespace: string) => namespaces.size <= 1 || namespaces.has(namespace);
-
-  const agentsByRule = new Map<string, CniAgents>();
-  const agentReflectors: PodReflector<AgentFacts>[] = [];
+  const reflectorDefaults = {
+    transport,
+    pageSize: config.listPageSize,
+    watchTimeoutMs: config.watchTimeoutMs,
+    stallTimeoutMs: config.watchStallTimeoutMs,
+    backoff: { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
+  };
+  // The controller is made below; the caches' observers reach it once it exists.
   let controller: Controller | undefined;
-  if (config.cniAgentGate) {
-    const gate = config.cniAgentGate;
-    const bySelector = new Map<string, CniAgents>();
-    for (const rule of config.rules) {
-      const selector = gate.selector ?? rule.cniAgentSelector ?? "";
-      let agents = bySelector.get(selector);
-      if (!agents) {
-        agents = new CniAgents();
-        bySelector.set(selector, agents);
-        const observed = agents;
-        const ruleNames = () => [...agentsByRule].filter(([, a]) => a === observed).map(([name]) => name);
-        agentReflectors.push(
-          new PodReflector<AgentFacts>({
-            transport,
-            scope: {
-              labelSelector: selector,
-              fieldSelector: [
-                config.nodeName ? `spec.nodeName=${config.nodeName}` : "",
-                gate.namespace ? `metadata.namespace=${gate.namespace}` : "",
-              ]
-                .filter((part) => part !== "")
-                .join(","),
-            },
-            store: agents.store,
-            transform: toAgentFacts,
-            pageSize: config.listPageSize,
-            watchTimeoutMs: config.watchTimeoutMs,
-            stallTimeoutMs: config.watchStallTimeoutMs,
-            backoff: { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
-            observer: watchObserver<AgentFacts>(metrics, watchLog.child({ watch: `agents ${selector}` }), {
-              change: (change) => {
-                for (const name of ruleNames()) {
-                  metrics.cniAgentPods.set({ rule: name, ready: "true" }, observed.readyCount);
-                  metrics.cniAgentPods.set({ rule: name, ready: "false" }, observed.count - observed.readyCount);
-                }
-                controller?.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName);
-              },
-              error: options.onWatchError,
-              listed: (count) => {
-                if (count === 0) {
-                  watchLog.warn("CNI agent gate: no pod matches the agent selector; broken pods will be held", {
-                    selector,
-                    namespace: gate.namespace ?? "(all)",
-                  });
-                }
-              },
-            }),
-          }),
-        );
-      }
-      agentsByRule.set(rule.name, agents);
-    }
-  }
+
+  // Namespaces: only the ambient rule needs their labels (a namespace can put its pods in the mesh).
+  const ambientRules = config.rules.filter(isAmbient);
+  const namespaces: FactsStore<NamespaceFacts> = namespaceStore();
+  const namespaceLabelKeys = [...new Set(ambientRules.map((rule) => rule.namespaceSelector.key))];
+  const context = (): DetectContext => ({
+    nowMs: Date.now(),
+    namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
+  });
+
+  const nodeAgents = buildNodeAgents(config, transport, (what, agents) =>
+    watchObserver(metrics, watchLog.child({ watch: what }), {
+      change: (change) => {
+        for (const [rule, gates] of nodeAgents.gatesByRule) {
+          if (!gates.some((gate) => gate.agents === agents && gate.reason === "cni_agent_not_ready")) continue;
+          metrics.cniAgentPods.set({ rule, ready: "true" }, agents.readyCount);
+          metrics.cniAgentPods.set({ rule, ready: "false" }, agents.count - agents.readyCount);
+        }
+        controller?.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName);
+      },
+      listed: (count) => {
+        if (count === 0) watchLog.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
+      },
+      error: options.onWatchError,
+    }),
+  );
 
   const guards = new SafetyGuards({
     limits: config.limits,
     loopBackoff: config.loopBackoff,
     storm: config.storm,
-    agentGate: config.cniAgentGate && { minReadyMs: config.cniAgentGate.minReadyMs, agentsByRule },
+    nodeAgentGates: nodeAgents.gatesByRule,
   });
   const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
   const broken = new BrokenPods(metrics.brokenPods, metrics.detections);
   const queue = new WorkQueue({
     backoff: { baseMs: config.retryBaseDelayMs, maxMs: config.retryMaxDelayMs, jitter: 0.5 },
   });
+  const pods = new PodStore();
   const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
   const reconciler = new Reconciler({
     store: pods,
@@ -138,6 +116,7 @@ export function buildPipeline(
     broken,
     guards,
     holds,
+    context,
     metrics,
     logger: logger.child({ component: "reconciler" }),
   });
@@ -148,26 +127,32 @@ export function buildPipeline(
     guards,
     holds,
     rules: config.rules,
+    context,
+    podKeysIn: function* (namespace) {
+      for (const facts of pods.values()) if (facts.namespace === namespace) yield podKey(namespace, facts.name);
+    },
     workers: config.workers,
     maxRetries: config.maxRetries,
     resyncPeriodMs: config.resyncPeriodMs,
-    ...(leadership && { leadership }),
+    ...(options.leadership && { leadership: options.leadership }),
     metrics,
     logger: logger.child({ component: "controller" }),
   });
   const podController = controller;
-  const podReflector = new PodReflector({
-    transport,
+
+  const schema = factsSchema(config.rules, { labelKeys: [config.label.key] });
+  // Several namespaces cannot be a field selector: drop the others at the edge, before they cost memory.
+  const wanted = new Set(config.namespaces);
+  const inScope = (namespace: string) => wanted.size <= 1 || wanted.has(namespace);
+  const podReflector = new PodReflector<PodFacts>({
+    ...reflectorDefaults,
+    path: "/api/v1/pods",
     scope: { labelSelector: config.labelSelector, fieldSelector: config.fieldSelector },
     store: pods,
     transform: (pod) => {
       const facts = toPodFacts(pod, schema);
       return facts && inScope(facts.namespace) ? facts : undefined;
     },
-    pageSize: config.listPageSize,
-    watchTimeoutMs: config.watchTimeoutMs,
-    stallTimeoutMs: config.watchStallTimeoutMs,
-    backoff: { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
     observer: watchObserver<PodFacts>(metrics, watchLog, {
       change: (change) => {
         metrics.cachePods.set(pods.size);
@@ -178,16 +163,35 @@ export function buildPipeline(
     }),
     ...(options.onListProgress && { onListProgress: options.onListProgress }),
   });
-  const reflectors = [podReflector, ...agentReflectors];
+
+  const namespaceReflectors =
+    ambientRules.length === 0
+      ? []
+      : [
+          new PodReflector<NamespaceFacts>({
+            ...reflectorDefaults,
+            path: "/api/v1/namespaces",
+            scope: { labelSelector: "", fieldSelector: "" },
+            store: namespaces,
+            transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
+            observer: watchObserver<NamespaceFacts>(metrics, watchLog.child({ watch: "namespaces" }), {
+              // A namespace turned ambient (or back) changes the scope of every pod in it at once.
+              change: (change) => podController.onNamespaceChange(change.key),
+              error: options.onWatchError,
+            }),
+          }),
+        ];
+
+  const reflectors = [podReflector, ...nodeAgents.reflectors, ...namespaceReflectors] as PodReflector<unknown>[];
   return {
     pods,
-    podReflector,
-    agentReflectors,
+    reflectors,
     controller,
     queue,
     broken,
     holds,
     guards,
+    context,
     synced: () => reflectors.every((reflector) => reflector.synced),
     idleMs: () => Math.max(...reflectors.map((reflector) => reflector.idleMs)),
   };

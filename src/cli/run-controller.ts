@@ -94,10 +94,10 @@ export async function runController(config: Config): Promise<number> {
   // 6. Run: election, then the reflectors fill the caches; workers start at once (changes arrive once listed).
   const electing = elector?.run(stopElection.signal);
   const running = Promise.all([
-    ...[pipeline.podReflector, ...pipeline.agentReflectors].map((reflector) => reflector.run(stopWork.signal)),
+    ...pipeline.reflectors.map((reflector) => reflector.run(stopWork.signal)),
     pipeline.controller.run(stopWork.signal),
   ]);
-  void pipeline.podReflector.waitForSync(stopWork.signal).then((synced) => {
+  void pipeline.reflectors[0]?.waitForSync(stopWork.signal).then((synced) => {
     if (synced) log.info("cache synced; repairing", { pods: pipeline.pods.size, broken: pipeline.broken.size });
   });
 

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
-import { decide } from "../decide/decide.js";
+import { decide, modeFor } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import { createLogger, flushLogger, type Logger } from "../observe/logger.js";
@@ -46,7 +46,7 @@ export async function runScan(config: Config): Promise<number> {
       },
     });
     const running = Promise.all([
-      ...[pipeline.podReflector, ...pipeline.agentReflectors].map((reflector) => reflector.run(stop.signal)),
+      ...pipeline.reflectors.map((reflector) => reflector.run(stop.signal)),
       pipeline.controller.run(stop.signal),
     ]);
     while (!pipeline.synced() && !stop.signal.aborted) await sleep(20);
@@ -75,17 +75,18 @@ function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
   );
   const rows: ScanRow[] = [];
   for (const facts of pods) {
-    const verdict = detect(facts, config.rules);
+    const verdict = detect(facts, config.rules, pipeline.context());
     if (!verdict.broken) continue;
     const key = podKey(facts.namespace, facts.name);
+    const mode = modeFor(config.mode, config.rules, verdict.rule);
     const decision = decide({
       facts,
       verdict,
-      mode: config.mode,
+      mode,
       label: config.label,
       alreadyHandled: false,
       deleteBarePods: config.deleteBarePods,
-      guards: config.mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule),
+      guards: mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule),
     });
     let action =
       decision.kind === "hold" ? `hold: ${decision.reason}` : decision.kind === "act" ? decision.action : decision.kind;

@@ -2,6 +2,7 @@
 
 import { isIP } from "node:net";
 import { isPresetName, presetNames } from "../detect/presets.js";
+import type { Marker } from "../detect/rule.js";
 import {
   boolFlag,
   durationFlag,
@@ -55,6 +56,14 @@ const fraction = (text: string): Parsed<number> =>
   /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text) && Number(text) > 0
     ? ok(Number(text))
     : fail("expected a fraction greater than 0 and at most 1, e.g. 0.5");
+
+/** key=value with a qualified-name key and a label value: the ambient selectors compare values. */
+const keyValueLabel = (text: string): Parsed<Required<Marker>> => {
+  const parsed = parseMarker(text, "label");
+  if (!parsed.ok) return parsed;
+  const marker = parsed.value;
+  return marker?.value === undefined ? fail("expected key=value") : ok({ key: marker.key, value: marker.value });
+};
 
 const dnsLabelExpectation = "expected a DNS label: ≤63 chars of [a-z0-9-], starting and ending alphanumeric";
 
@@ -173,6 +182,50 @@ export const flags = {
     max: 65_535,
     what: "a port",
     help: "Port of the metrics and health HTTP server; 0 picks a free port.",
+  }),
+  "ambient-action": enumFlag(["report", "delete"], {
+    default: "report",
+    help: "istio-ambient preset: what delete mode does with an unenrolled pod (the node agent retries enrolment itself).",
+  }),
+  "ambient-enroll-grace": durationFlag({
+    default: "60s",
+    min: 1_000,
+    help: "istio-ambient preset: how long a running pod may stay unenrolled before it counts as broken.",
+  }),
+  "ambient-excluded-namespaces": listFlag({
+    default: "kube-system",
+    item: (text) => (isDnsLabel(text) ? ok(text) : fail(`expected namespace names, got ${JSON.stringify(text)}`)),
+    help: "istio-ambient preset: namespaces never in ambient scope.",
+  }),
+  "ambient-pod-selector": stringFlag<Required<Marker>>({
+    default: "istio.io/dataplane-mode=ambient",
+    parse: keyValueLabel,
+    valueName: "<key=value>",
+    help: "istio-ambient preset: a pod with this label is in ambient scope.",
+  }),
+  "ambient-namespace-selector": stringFlag<Required<Marker>>({
+    default: "istio.io/dataplane-mode=ambient",
+    parse: keyValueLabel,
+    valueName: "<key=value>",
+    help: "istio-ambient preset: pods in a namespace with this label are in ambient scope (unless they opt out).",
+  }),
+  "ambient-opt-out": stringFlag<Required<Marker>>({
+    default: "istio.io/dataplane-mode=none",
+    parse: keyValueLabel,
+    valueName: "<key=value>",
+    help: "istio-ambient preset: a pod with this label stays out of ambient scope even in an ambient namespace.",
+  }),
+  "ztunnel-selector": stringFlag({
+    default: "app=ztunnel",
+    parse: problems(labelSelectorProblem),
+    valueName: "<selector>",
+    help: "istio-ambient preset: label selector of the ztunnel pods that must be Ready on a node before deleting there.",
+  }),
+  "ztunnel-namespace": stringFlag({
+    default: "istio-system",
+    parse: check(optional(isDnsLabel), dnsLabelExpectation),
+    valueName: "<namespace>",
+    help: "istio-ambient preset: namespace of the ztunnel pods; empty looks in all namespaces.",
   }),
   namespaces: listFlag({
     default: "",

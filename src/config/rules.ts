@@ -1,7 +1,7 @@
 // The detection rules a config asks for: presets in the order given, then the optional custom rule.
 
 import { presetNames, presetRule } from "../detect/presets.js";
-import type { Rule } from "../detect/rule.js";
+import { type AmbientRule, isAmbient, type Rule } from "../detect/rule.js";
 import { invalidValue } from "./config-error.js";
 import type { FlagName, FlagValues } from "./flags.js";
 import type { Setting } from "./read-args.js";
@@ -41,7 +41,7 @@ export function buildRules(values: FlagValues, given: ReadonlyMap<FlagName, Sett
     // parse already checked the name; this guards against the presets module changing under us.
     if (rule === undefined) throw invalidValue(preset.source, preset.text, `unknown preset ${JSON.stringify(name)}`);
     if (rules.some((r) => r.name === rule.name)) throw invalidValue(preset.source, preset.text, `lists ${name} twice`);
-    rules.push(rule);
+    rules.push(isAmbient(rule) ? ambientRule(rule, values) : rule);
   }
   if (custom !== undefined) {
     if (rules.some((r) => r.name === custom.name)) {
@@ -51,6 +51,21 @@ export function buildRules(values: FlagValues, given: ReadonlyMap<FlagName, Sett
     rules.push(custom);
   }
   return Object.freeze(rules);
+}
+
+/** The ambient preset with the --ambient-* and --ztunnel-* flags applied. */
+function ambientRule(preset: AmbientRule, values: FlagValues): AmbientRule {
+  return Object.freeze({
+    ...preset,
+    podSelector: values["ambient-pod-selector"],
+    namespaceSelector: values["ambient-namespace-selector"],
+    optOut: values["ambient-opt-out"],
+    excludedNamespaces: values["ambient-excluded-namespaces"],
+    enrollGraceMs: values["ambient-enroll-grace"],
+    action: values["ambient-action"],
+    ztunnelSelector: values["ztunnel-selector"],
+    ztunnelNamespace: values["ztunnel-namespace"],
+  });
 }
 
 function customRule(values: FlagValues, at: (name: FlagName) => Setting): Rule {

@@ -1,7 +1,7 @@
 // Feeds cache changes into the work queue and runs reconciles: bounded concurrency, retries, resync,
 // guard bookkeeping, and (with leader election) acting only while leading.
 import PQueue from "p-queue";
-import { detect, meshRule } from "../detect/detect.js";
+import { type DetectContext, detect, meshRule } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodChange } from "../informer/pod-store.js";
@@ -27,6 +27,10 @@ export type ControllerOptions = {
   readonly guards: SafetyGuards;
   readonly holds: Holds;
   readonly rules: readonly Rule[];
+  /** The clock and namespace labels detection needs now. */
+  readonly context: () => DetectContext;
+  /** Keys of the cached pods in a namespace. */
+  readonly podKeysIn: (namespace: string) => Iterable<string>;
   readonly workers: number;
   /** Failed attempts per key before giving up until the next change or resync. */
   readonly maxRetries: number;
@@ -55,9 +59,11 @@ export class Controller {
   onChange(change: PodChange): void {
     const { previous, current } = change;
     const { guards, broken, rules } = this.#options;
-    const brokenNow = current !== undefined && detect(current, rules).broken;
-    const before = previous && this.#standing(previous, detect(previous, rules).broken);
-    const now = current && this.#standing(current, brokenNow);
+    const context = this.#options.context();
+    const verdict = current === undefined ? undefined : detect(current, rules, context);
+    const brokenNow = verdict?.broken === true;
+    const before = previous && this.#standing(previous, detect(previous, rules, context).broken, context);
+    const now = current && this.#standing(current, brokenNow, context);
     for (const transition of guards.standingChanged(
       before && previous && { facts: previous, standing: before },
       now && current && { facts: current, standing: now },
@@ -72,6 +78,15 @@ export class Controller {
       }
     }
     if (brokenNow || broken.has(change.key)) this.#enqueue(change.key);
+    // Not broken yet, but time alone may make it so (an ambient pod inside its enrolment grace).
+    else if (verdict && !verdict.broken && verdict.recheckAfterMs !== undefined) {
+      this.#options.queue.addAfter(change.key, verdict.recheckAfterMs);
+    }
+  }
+
+  /** A namespace's labels changed: every pod in it may have entered or left a rule's scope. */
+  onNamespaceChange(namespace: string): void {
+    for (const key of this.#options.podKeysIn(namespace)) this.#enqueue(key);
   }
 
   /** A CNI agent on the node changed: pods held for it there may go now. */
@@ -175,9 +190,9 @@ export class Controller {
   }
 
   /** How the pod counts for the storm breaker: only alive, unfinished, meshed pods count at all. */
-  #standing(facts: PodFacts, broken: boolean): PodStanding | undefined {
+  #standing(facts: PodFacts, broken: boolean, context: DetectContext): PodStanding | undefined {
     if (facts.deleting || facts.phase === "Failed" || facts.phase === "Succeeded") return undefined;
-    if (!meshRule(facts, this.#options.rules)) return undefined;
+    if (!meshRule(facts, this.#options.rules, context)) return undefined;
     return { meshed: true, broken };
   }
 

@@ -2,8 +2,8 @@
 import type { EventRecorder } from "../act/event-recorder.js";
 import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
 import type { Mode } from "../config/config.js";
-import { type Decision, decide } from "../decide/decide.js";
-import { detect } from "../detect/detect.js";
+import { type Decision, decide, modeFor } from "../decide/decide.js";
+import { type DetectContext, detect } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodStore } from "../informer/pod-store.js";
@@ -32,6 +32,8 @@ export type ReconcilerDeps = {
   readonly broken: BrokenPods;
   readonly guards: SafetyGuards;
   readonly holds: Holds;
+  /** The clock and namespace labels detection needs now. */
+  readonly context: () => DetectContext;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -58,7 +60,7 @@ export class Reconciler {
       this.#forget(key);
       return { kind: "done" };
     }
-    const verdict = detect(facts, rules);
+    const verdict = detect(facts, rules, this.#deps.context());
     if (!verdict.broken) {
       this.#release(key);
       if (broken.clear(key)) logger.debug("pod no longer broken", podFields(facts));
@@ -68,17 +70,18 @@ export class Reconciler {
         if (outcome.result === "fail") logger.warn("could not remove the label from a recovered pod", { ...podFields(facts), detail: outcome.detail });
         else if (outcome.result === "success") logger.info("removed the label from a recovered pod", podFields(facts));
       }
-      return { kind: "done" };
+      return verdict.recheckAfterMs === undefined ? { kind: "done" } : { kind: "requeue", afterMs: verdict.recheckAfterMs };
     }
     const entry = broken.markBroken(key, facts.uid, verdict.rule, this.#now());
+    const mode = modeFor(this.#deps.mode, this.#deps.rules, verdict.rule);
     const decision = decide({
       facts,
       verdict,
-      mode: this.#deps.mode,
+      mode,
       label: this.#deps.label,
       alreadyHandled: this.#handled.get(key) === facts.uid,
       deleteBarePods: this.#deps.deleteBarePods,
-      guards: this.#deps.mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule),
+      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule),
     });
     const fields = { ...podFields(facts), rule: verdict.rule, reason: verdict.reason };
     switch (decision.kind) {
@@ -88,10 +91,10 @@ export class Reconciler {
         return await this.#hold(key, facts, verdict, decision, fields);
       case "skip":
         this.#release(key);
-        this.#deps.metrics.podsRepaired.inc({ type: this.#deps.mode, result: "skip" });
+        this.#deps.metrics.podsRepaired.inc({ type: mode, result: "skip" });
         logger.info("broken pod skipped", {
           ...fields,
-          action: this.#deps.mode,
+          action: mode,
           result: "skip",
           detail: decision.reason,
         });

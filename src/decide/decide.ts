@@ -3,6 +3,7 @@
 import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
+import { isAmbient, type Rule } from "../detect/rule.js";
 import type { HoldReason } from "../safety/holds.js";
 
 export type Decision =
@@ -30,8 +31,12 @@ export type GuardView = {
   readonly loop?: { readonly waitMs: number; readonly detail: string };
   /** Too many meshed pods broken at once on the node or in the cluster. */
   readonly storm?: { readonly detail: string };
-  /** No CNI agent on the node has been Ready long enough; waitMs when it only needs more time. */
-  readonly agent?: { readonly waitMs?: number; readonly detail: string };
+  /** A node agent (CNI agent, ztunnel) is not Ready (long enough); waitMs when it only needs more time. */
+  readonly agent?: {
+    readonly reason: "cni_agent_not_ready" | "ztunnel_not_ready";
+    readonly waitMs?: number;
+    readonly detail: string;
+  };
   /** A cap on pods we deleted that are still terminating. */
   readonly inflight?: { readonly reason: "node_inflight" | "namespace_inflight"; readonly detail: string };
 };
@@ -78,7 +83,7 @@ export function decide(input: PolicyInput): Decision {
   if (guards.agent) {
     return {
       kind: "hold",
-      reason: "cni_agent_not_ready",
+      reason: guards.agent.reason,
       detail: guards.agent.detail,
       ...(guards.agent.waitMs !== undefined && { retryAfterMs: guards.agent.waitMs }),
     };
@@ -88,6 +93,13 @@ export function decide(input: PolicyInput): Decision {
     return { kind: "hold", reason: guards.inflight.reason, detail: guards.inflight.detail };
   }
   return { kind: "act", action: mode };
+}
+
+/** Delete mode deletes, except under rules whose own action is to report (ambient, by default). */
+export function modeFor(mode: Mode, rules: readonly Rule[], ruleName: string): Mode {
+  if (mode !== "delete") return mode;
+  const rule = rules.find((r) => r.name === ruleName);
+  return rule && isAmbient(rule) ? rule.action : "delete";
 }
 
 const isLabelled = (facts: PodFacts, label: { key: string; value: string }): boolean =>

@@ -1,10 +1,15 @@
-// Decides whether a pod is broken: a mesh validator init container rejected it for missing traffic redirection.
+// Decides whether a pod is broken: a mesh validator init container rejected it for missing traffic redirection,
+// or (Istio ambient) it should be enrolled with ztunnel and is not.
 
+import { type DetectContext, inAmbientScope, judgeAmbient } from "./ambient.js";
 import type { InitContainerFacts, PodFacts, Termination } from "./facts.js";
-import type { Marker, Rule } from "./rule.js";
+import { isAmbient, type Marker, type Rule, type ValidatorRule } from "./rule.js";
+
+export type { DetectContext } from "./ambient.js";
 
 export type Verdict =
-  | { readonly broken: false }
+  /** recheckAfterMs: not broken yet, but it may become so by the passing of time alone (ambient grace). */
+  | { readonly broken: false; readonly recheckAfterMs?: number }
   | {
       readonly broken: true;
       readonly rule: string;
@@ -15,11 +20,14 @@ export type Verdict =
 
 const NOT_BROKEN: Verdict = Object.freeze({ broken: false });
 
+/** For validator-only rule sets, which need neither the clock nor namespace labels. */
+export const NO_CONTEXT: DetectContext = Object.freeze({ nowMs: 0, namespaceLabel: () => undefined });
+
 const carries = (values: Readonly<Record<string, string>>, marker: Marker | undefined): boolean =>
   marker === undefined ||
   (Object.hasOwn(values, marker.key) && (marker.value === undefined || values[marker.key] === marker.value));
 
-const matches = (t: Termination, rule: Rule): boolean =>
+const matches = (t: Termination, rule: ValidatorRule): boolean =>
   rule.exitCodes.includes(t.exitCode) &&
   // An empty substring is treated as unset, matching factsSchema (which then keeps no messages).
   (rule.messageContains === undefined ||
@@ -27,7 +35,7 @@ const matches = (t: Termination, rule: Rule): boolean =>
     t.message?.includes(rule.messageContains) === true);
 
 /** Where the rejection shows: "state" (terminated now, e.g. restartPolicy Never) or "lastState" (restart loop). */
-function rejection(c: InitContainerFacts, rule: Rule): { where: string; t: Termination } | undefined {
+function rejection(c: InitContainerFacts, rule: ValidatorRule): { where: string; t: Termination } | undefined {
   const state = c.state;
   if (typeof state !== "string") {
     // The validator has since passed: redirection is in place now, nothing to repair.
@@ -38,10 +46,13 @@ function rejection(c: InitContainerFacts, rule: Rule): { where: string; t: Termi
   return last !== undefined && matches(last, rule) ? { where: "lastState", t: last } : undefined;
 }
 
-function underRule(facts: PodFacts, rule: Rule): Verdict | undefined {
-  if (!carries(facts.annotations, rule.requiredAnnotation) || !carries(facts.labels, rule.requiredLabel)) {
-    return undefined;
-  }
+const carriesMarkers = (facts: PodFacts, rule: ValidatorRule): boolean =>
+  carries(facts.annotations, rule.requiredAnnotation) && carries(facts.labels, rule.requiredLabel);
+
+const isTerminal = (facts: PodFacts): boolean => facts.phase === "Failed" || facts.phase === "Succeeded";
+
+function underValidator(facts: PodFacts, rule: ValidatorRule): Verdict | undefined {
+  if (!carriesMarkers(facts, rule)) return undefined;
   const container = facts.initContainers.find((c) => c.name === rule.initContainer);
   const found = container === undefined ? undefined : rejection(container, rule);
   if (found === undefined) return undefined;
@@ -49,24 +60,34 @@ function underRule(facts: PodFacts, rule: Rule): Verdict | undefined {
     broken: true,
     rule: rule.name,
     reason: `${rule.initContainer} exited ${found.t.exitCode} (${found.where})`,
-    terminal: facts.phase === "Failed" || facts.phase === "Succeeded",
+    terminal: isTerminal(facts),
   };
 }
 
-/** The first rule whose markers the pod carries, broken or not: the mesh it belongs to. */
-export function meshRule(facts: PodFacts, rules: readonly Rule[]): Rule | undefined {
-  return rules.find(
-    (rule) => carries(facts.annotations, rule.requiredAnnotation) && carries(facts.labels, rule.requiredLabel),
-  );
+/** The first rule the pod falls under, broken or not: the mesh it belongs to (the storm breaker's denominator). */
+export function meshRule(facts: PodFacts, rules: readonly Rule[], context: DetectContext = NO_CONTEXT): Rule | undefined {
+  return rules.find((rule) => (isAmbient(rule) ? inAmbientScope(facts, rule, context) : carriesMarkers(facts, rule)));
 }
 
-/** The verdict under the first rule (in order) the pod is broken under. Pure. */
-export function detect(facts: PodFacts, rules: readonly Rule[]): Verdict {
+/**
+ * The verdict under the first rule (in order) the pod is broken under; otherwise the soonest time at which
+ * the passing of time alone could make it broken. Pure: the clock and namespace labels come in the context.
+ */
+export function detect(facts: PodFacts, rules: readonly Rule[], context: DetectContext = NO_CONTEXT): Verdict {
   // Already going away: deleting it again would repair nothing.
   if (facts.deleting) return NOT_BROKEN;
+  let recheckAfterMs: number | undefined;
   for (const rule of rules) {
-    const verdict = underRule(facts, rule);
-    if (verdict !== undefined) return verdict;
+    if (!isAmbient(rule)) {
+      const verdict = underValidator(facts, rule);
+      if (verdict !== undefined) return verdict;
+      continue;
+    }
+    const judgement = judgeAmbient(facts, rule, context);
+    if (judgement?.broken) {
+      return { broken: true, rule: rule.name, reason: judgement.reason, terminal: isTerminal(facts) };
+    }
+    if (judgement) recheckAfterMs = Math.min(recheckAfterMs ?? Number.POSITIVE_INFINITY, judgement.recheckAfterMs);
   }
-  return NOT_BROKEN;
+  return recheckAfterMs === undefined ? NOT_BROKEN : { broken: false, recheckAfterMs };
 }

@@ -29,6 +29,13 @@ export type PodFacts = {
   readonly nodeName: string | undefined;
   readonly phase: string | undefined;
   readonly restartPolicy: string | undefined;
+  /** spec.hostNetwork: such a pod shares the node's network and cannot be captured by a mesh. */
+  readonly hostNetwork: boolean;
+  /**
+   * When the last of its containers started, if all are running now (epoch ms); kept only when a rule needs it
+   * (ambient enrolment has a grace period counted from there).
+   */
+  readonly runningSinceMs: number | undefined;
   /** deletionTimestamp is set: the pod is already going away. */
   readonly deleting: boolean;
   /** metadata.creationTimestamp in epoch ms; tells a replacement from a sibling. Fixed for a UID. */

@@ -1,6 +1,6 @@
 // The built-in rules for the meshes we know: Istio and Linkerd CNI validators.
 
-import type { Rule } from "./rule.js";
+import type { AmbientRule, Rule } from "./rule.js";
 
 /** Istio CNI: the istio-validation init container exits 126 when redirection is missing. */
 const istio: Rule = Object.freeze({
@@ -24,11 +24,29 @@ const linkerd: Rule = Object.freeze({
   cniAgentSelector: "k8s-app=linkerd-cni",
 });
 
-const presets = { istio, linkerd } as const;
+/** Istio ambient: pods Istio's default selectors put in the mesh must carry redirection "enabled". */
+const istioAmbient: AmbientRule = Object.freeze({
+  kind: "ambient",
+  name: "istio-ambient",
+  podSelector: Object.freeze({ key: "istio.io/dataplane-mode", value: "ambient" }),
+  namespaceSelector: Object.freeze({ key: "istio.io/dataplane-mode", value: "ambient" }),
+  optOut: Object.freeze({ key: "istio.io/dataplane-mode", value: "none" }),
+  excludedNamespaces: Object.freeze(["kube-system"]),
+  redirectionAnnotation: "ambient.istio.io/redirection",
+  sidecarAnnotation: "sidecar.istio.io/status",
+  enrollGraceMs: 60_000,
+  // The node agent retries enrolment itself, and a pod stuck in "pending" waits for ztunnel: report by default.
+  action: "report",
+  cniAgentSelector: "k8s-app=istio-cni-node",
+  ztunnelSelector: "app=ztunnel",
+  ztunnelNamespace: "istio-system",
+});
+
+const presets = { istio, linkerd, "istio-ambient": istioAmbient } as const;
 
 export type PresetName = keyof typeof presets;
 
-export const presetNames: readonly PresetName[] = Object.freeze(["istio", "linkerd"]);
+export const presetNames: readonly PresetName[] = Object.freeze(["istio", "linkerd", "istio-ambient"]);
 
 export const isPresetName = (name: string): name is PresetName => (presetNames as readonly string[]).includes(name);
 

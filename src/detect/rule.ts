@@ -1,9 +1,12 @@
-// What makes a pod broken under one mesh: its validator init container and how it fails.
+// What makes a pod broken under one mesh: a validator init container that rejected it, or (Istio ambient)
+// a pod that should be captured by ztunnel but was never enrolled.
 
 /** A label or annotation a pod must carry: the key, and optionally its exact value. */
 export type Marker = { readonly key: string; readonly value?: string };
 
-export type Rule = {
+/** The sidecar-era meshes: an init container that fails with a known exit code when redirection is missing. */
+export type ValidatorRule = {
+  readonly kind?: "validator";
   /** Stable name, used as the `rule` metric label: "istio", "linkerd", or the custom rule's name. */
   readonly name: string;
   readonly initContainer: string;
@@ -19,3 +22,32 @@ export type Rule = {
    */
   readonly cniAgentSelector?: string;
 };
+
+/** Istio ambient: the CNI agent marks an enrolled pod with an annotation; a pod in scope without it bypasses the mesh. */
+export type AmbientRule = {
+  readonly kind: "ambient";
+  readonly name: string;
+  /** A pod carrying this label (key=value) is in scope. */
+  readonly podSelector: Required<Marker>;
+  /** A pod in a namespace carrying this label is in scope, unless it opts out. */
+  readonly namespaceSelector: Required<Marker>;
+  /** A pod carrying this label is out of scope even in an ambient namespace. */
+  readonly optOut: Required<Marker>;
+  readonly excludedNamespaces: readonly string[];
+  /** Set by the node agent once redirection to ztunnel is in place; "enabled" means enrolled. */
+  readonly redirectionAnnotation: string;
+  /** A sidecar-injected pod is judged by the sidecar rules only. */
+  readonly sidecarAnnotation: string;
+  /** How long a running pod may stay unenrolled before it counts as broken. */
+  readonly enrollGraceMs: number;
+  /** What to do with a broken pod in delete mode: only report it (default), or delete it. */
+  readonly action: "report" | "delete";
+  readonly cniAgentSelector?: string;
+  /** The node's ztunnel must be Ready before a pod is deleted. */
+  readonly ztunnelSelector: string;
+  readonly ztunnelNamespace: string;
+};
+
+export type Rule = ValidatorRule | AmbientRule;
+
+export const isAmbient = (rule: Rule): rule is AmbientRule => rule.kind === "ambient";

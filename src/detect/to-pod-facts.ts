@@ -1,37 +1,56 @@
 // The one transform from a raw Pod (watch JSON or a client-node V1Pod) to the compact PodFacts the cache keeps.
 
 import type { ContainerState, InitContainerFacts, OwnerRef, PodFacts, Termination } from "./facts.js";
-import type { Rule } from "./rule.js";
+import { isAmbient, type Marker, type Rule } from "./rule.js";
 
 /** What toPodFacts keeps from a pod: everything else is dropped at the edge. */
 export type FactsSchema = {
   readonly labelKeys: readonly string[];
   readonly annotationKeys: readonly string[];
+  /**
+   * Keys (label or annotation) whose value some rule compares. The others only need to be present, so their
+   * value is stored as "" — an Istio sidecar-status annotation is hundreds of bytes we would keep 100k times.
+   */
+  readonly valueKeys: ReadonlySet<string>;
   readonly initContainers: readonly string[];
   /** Termination messages are kept only when some rule matches on them. */
   readonly keepMessages: boolean;
+  /** Container start times are read only when a rule needs them (ambient enrolment grace). */
+  readonly keepRunningSince: boolean;
 };
 
 const unique = (values: Iterable<string>): readonly string[] => Object.freeze([...new Set(values)]);
 
-/** The schema the given rules need; `extra.labelKeys` are labels other parts (actions, policy) read. */
-export function factsSchema(
-  rules: readonly Rule[],
-  extra: { readonly labelKeys?: readonly string[] } = {},
-): FactsSchema {
-  const labelKeys: string[] = [];
+/** The schema the given rules need; `extra.labelKeys` are labels other parts (actions, policy) read by value. */
+export function factsSchema(rules: readonly Rule[], extra: { readonly labelKeys?: readonly string[] } = {}): FactsSchema {
+  const labelKeys: string[] = [...(extra.labelKeys ?? [])];
   const annotationKeys: string[] = [];
+  const valueKeys = new Set<string>(extra.labelKeys ?? []);
+  const initContainerNames: string[] = [];
+  const marker = (list: string[], m: Marker | undefined) => {
+    if (m === undefined) return;
+    list.push(m.key);
+    if (m.value !== undefined) valueKeys.add(m.key);
+  };
   for (const rule of rules) {
-    if (rule.requiredLabel !== undefined) labelKeys.push(rule.requiredLabel.key);
-    if (rule.requiredAnnotation !== undefined) annotationKeys.push(rule.requiredAnnotation.key);
+    if (isAmbient(rule)) {
+      for (const m of [rule.podSelector, rule.optOut]) marker(labelKeys, m);
+      marker(annotationKeys, { key: rule.redirectionAnnotation, value: "enabled" });
+      marker(annotationKeys, { key: rule.sidecarAnnotation });
+      continue;
+    }
+    marker(labelKeys, rule.requiredLabel);
+    marker(annotationKeys, rule.requiredAnnotation);
+    initContainerNames.push(rule.initContainer);
   }
-  labelKeys.push(...(extra.labelKeys ?? []));
   return Object.freeze({
     labelKeys: unique(labelKeys),
     annotationKeys: unique(annotationKeys),
-    initContainers: unique(rules.map((r) => r.initContainer)),
+    valueKeys,
+    initContainers: unique(initContainerNames),
     // An empty substring matches anything, so detect treats it as unset and needs no message.
-    keepMessages: rules.some((r) => r.messageContains !== undefined && r.messageContains !== ""),
+    keepMessages: rules.some((r) => !isAmbient(r) && r.messageContains !== undefined && r.messageContains !== ""),
+    keepRunningSince: rules.some(isAmbient),
   });
 }
 
@@ -49,17 +68,34 @@ const field = (o: Obj | undefined, key: string): unknown =>
 
 const nonEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
-/** Only the wanted keys with string values; the schema's key strings are reused so 100k pods share them. */
-function pick(source: unknown, keys: readonly string[]): Readonly<Record<string, string>> {
+/**
+ * Only the wanted keys with string values; the schema's key strings are reused so 100k pods share them, and a
+ * key whose value no rule compares keeps "" (presence is all that matters).
+ */
+function pick(source: unknown, keys: readonly string[], valueKeys: ReadonlySet<string>): Readonly<Record<string, string>> {
   const src = asObject(source);
   if (src === undefined || keys.length === 0) return EMPTY_RECORD;
   const entries: [string, string][] = [];
   for (const key of keys) {
     const value = field(src, key);
-    if (typeof value === "string") entries.push([key, value]);
+    if (typeof value === "string") entries.push([key, valueKeys.has(key) ? value : ""]);
   }
   // fromEntries defines own properties, so even a "__proto__" key stays data.
   return entries.length === 0 ? EMPTY_RECORD : Object.fromEntries(entries);
+}
+
+/** When the last container started, if every container is running now; otherwise undefined. */
+function runningSince(statuses: unknown): number | undefined {
+  if (!Array.isArray(statuses) || statuses.length === 0) return undefined;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const raw of statuses) {
+    const running = asObject(field(asObject(field(asObject(raw), "state")), "running"));
+    if (running === undefined) return undefined;
+    const started = timestampMs(field(running, "startedAt"));
+    if (started === undefined) return undefined;
+    latest = Math.max(latest, started);
+  }
+  return latest;
 }
 
 function controllerOwner(refs: unknown): OwnerRef | undefined {
@@ -147,11 +183,13 @@ function extract(pod: unknown, schema: FactsSchema): PodFacts | undefined {
     nodeName: nonEmpty(field(spec, "nodeName")),
     phase: nonEmpty(field(status, "phase")),
     restartPolicy: nonEmpty(field(spec, "restartPolicy")),
+    hostNetwork: field(spec, "hostNetwork") === true,
+    runningSinceMs: schema.keepRunningSince ? runningSince(field(status, "containerStatuses")) : undefined,
     deleting: deletionTimestamp !== undefined && deletionTimestamp !== null,
     createdAtMs: timestampMs(field(metadata, "creationTimestamp")),
     owner: controllerOwner(field(metadata, "ownerReferences")),
-    labels: pick(field(metadata, "labels"), schema.labelKeys),
-    annotations: pick(field(metadata, "annotations"), schema.annotationKeys),
+    labels: pick(field(metadata, "labels"), schema.labelKeys, schema.valueKeys),
+    annotations: pick(field(metadata, "annotations"), schema.annotationKeys, schema.valueKeys),
     initContainers: initContainers(field(status, "initContainerStatuses"), schema),
   };
 }
@@ -213,6 +251,8 @@ export function sameFacts(a: PodFacts, b: PodFacts): boolean {
     a.nodeName === b.nodeName &&
     a.phase === b.phase &&
     a.restartPolicy === b.restartPolicy &&
+    a.hostNetwork === b.hostNetwork &&
+    a.runningSinceMs === b.runningSinceMs &&
     a.deleting === b.deleting &&
     a.createdAtMs === b.createdAtMs &&
     sameOwner(a.owner, b.owner) &&

@@ -8,7 +8,7 @@
 // It never gives up; only the abort signal ends run().
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../kube/api-error.js";
-import { listPodsPage, type PodScope, watchPods } from "../kube/pods-api.js";
+import { listPage, openWatch, type PodScope } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
@@ -25,6 +25,8 @@ export type ReflectorObserver<T> = {
 
 export type ReflectorOptions<T> = {
   readonly transport: KubeTransport;
+  /** The collection, e.g. /api/v1/pods or /api/v1/namespaces. */
+  readonly path: string;
   readonly scope: PodScope;
   readonly store: FactsStore<T>;
   /** The one edge transform from a raw Pod to the facts kept; undefined drops the object. */
@@ -105,7 +107,7 @@ export class PodReflector<T> {
     let resourceVersion = "";
     try {
       do {
-        const page = await listPodsPage(this.#options.transport, this.#options.scope, {
+        const page = await listPage(this.#options.transport, this.#options.path, this.#options.scope, {
           limit: this.#options.pageSize,
           continueToken,
           signal,
@@ -151,7 +153,7 @@ export class PodReflector<T> {
     try {
       feed();
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
-      const response = await watchPods(this.#options.transport, this.#options.scope, {
+      const response = await openWatch(this.#options.transport, this.#options.path, this.#options.scope, {
         resourceVersion,
         timeoutSeconds,
         signal: watchSignal,

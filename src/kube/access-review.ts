@@ -18,6 +18,8 @@ export type RequiredPermissionsOptions = {
   readonly leaseNamespace: string;
   /** When the controller watches one namespace only; cluster-wide otherwise. */
   readonly watchNamespace?: string;
+  /** The ambient rule watches namespaces for their labels. */
+  readonly watchNamespaces?: boolean;
 };
 
 /** Every permission the configured controller uses. */
@@ -36,6 +38,9 @@ export function requiredPermissions(opts: RequiredPermissionsOptions): Permissio
   // Bare pods are labelled instead of deleted unless --delete-bare-pods.
   if (opts.mode === "label" || (opts.mode === "delete" && !opts.deleteBarePods)) needed.push(pods("patch", "status"));
   needed.push({ verb: "create", group: "events.k8s.io", resource: "events", ...scope });
+  if (opts.watchNamespaces) {
+    for (const verb of ["list", "watch"]) needed.push({ verb, group: "", resource: "namespaces" });
+  }
   if (opts.electing) {
     for (const verb of ["get", "create", "update"]) {
       needed.push({ verb, group: "coordination.k8s.io", resource: "leases", namespace: opts.leaseNamespace });

@@ -19,12 +19,14 @@ export type Preconditions = { readonly uid: string; readonly resourceVersion: st
 const podPath = (namespace: string, name: string): string =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
 
-export async function listPodsPage(
+/** One page of a list of any collection (`path`, e.g. /api/v1/pods), with the scope's selectors. */
+export async function listPage(
   transport: KubeTransport,
+  path: string,
   scope: PodScope,
   page: { limit: number; continueToken: string | undefined; signal?: AbortSignal },
 ): Promise<PodListPage> {
-  const { body } = await transport.request("list", "GET", "/api/v1/pods", {
+  const { body } = await transport.request("list", "GET", path, {
     query: {
       labelSelector: scope.labelSelector,
       fieldSelector: scope.fieldSelector,
@@ -37,7 +39,7 @@ export async function listPodsPage(
   const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
   const resourceVersion = list.metadata?.resourceVersion;
   if (typeof resourceVersion !== "string" || resourceVersion === "") {
-    throw new Error("pod list answer carries no metadata.resourceVersion");
+    throw new Error(`list of ${path} carries no metadata.resourceVersion`);
   }
   const continueToken = list.metadata?.continue;
   return {
@@ -47,13 +49,14 @@ export async function listPodsPage(
   };
 }
 
-/** Opens a watch of all pods in scope from a resourceVersion; the server ends it after timeoutSeconds. */
-export async function watchPods(
+/** Opens a watch of a collection in scope from a resourceVersion; the server ends it after timeoutSeconds. */
+export async function openWatch(
   transport: KubeTransport,
+  path: string,
   scope: PodScope,
   options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal },
 ): Promise<Response> {
-  return await transport.stream("/api/v1/pods", {
+  return await transport.stream(path, {
     query: {
       watch: true,
       allowWatchBookmarks: true,

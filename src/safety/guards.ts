@@ -18,11 +18,20 @@ export type GuardOptions = {
   };
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
-  /** undefined: the CNI-readiness gate is off. */
-  readonly agentGate:
-    | { readonly minReadyMs: number; readonly agentsByRule: ReadonlyMap<string, CniAgents> }
-    | undefined;
+  /** The node-agent gates (CNI agent, ztunnel) each rule's deletions wait for; none when the gate is off. */
+  readonly nodeAgentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
   readonly clock?: Clock;
+};
+
+/** A node agent (DaemonSet pod) that must be Ready on a pod's node, for long enough, before deleting there. */
+export type NodeAgentGate = {
+  readonly agents: CniAgents;
+  readonly reason: "cni_agent_not_ready" | "ztunnel_not_ready";
+  /** For messages: "CNI agent", "ztunnel". */
+  readonly what: string;
+  /** For messages: which flag sets the selector. */
+  readonly selectorFlag: string;
+  readonly minReadyMs: number;
 };
 
 export class SafetyGuards {
@@ -30,7 +39,7 @@ export class SafetyGuards {
   readonly #tokens: TokenBucket;
   readonly #inflight: InflightDeletions;
   readonly #loop: LoopBackoff;
-  readonly #agentGate: GuardOptions["agentGate"];
+  readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
   readonly #clock: Clock;
 
   constructor(options: GuardOptions) {
@@ -46,7 +55,7 @@ export class SafetyGuards {
     });
     this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
     this.storm = new StormBreaker(options.storm);
-    this.#agentGate = options.agentGate;
+    this.#nodeAgentGates = options.nodeAgentGates;
   }
 
   /** What each guard says about deleting this pod, broken under the named rule, right now. */
@@ -112,23 +121,24 @@ export class SafetyGuards {
     return this.storm.update(previous, current);
   }
 
+  /** The first node-agent gate of the rule that objects, if any. */
   #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
-    const gate = this.#agentGate;
-    const agents = gate?.agentsByRule.get(ruleName);
-    if (!gate || !agents) return undefined;
     const node = facts.nodeName ?? "";
-    const readyForMs = agents.readyForMs(node, this.#clock.now());
-    if (readyForMs === undefined) {
-      // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
-      const nowhere =
-        agents.count === 0 ? " (no agent pod matches the selector anywhere: check --cni-agent-selector)" : "";
-      return { detail: `no Ready CNI agent pod on node ${node}${nowhere}` };
+    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
+      const readyForMs = gate.agents.readyForMs(node, this.#clock.now());
+      if (readyForMs === undefined) {
+        // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
+        const nowhere =
+          gate.agents.count === 0 ? ` (no ${gate.what} pod matches the selector anywhere: check ${gate.selectorFlag})` : "";
+        return { reason: gate.reason, detail: `no Ready ${gate.what} pod on node ${node}${nowhere}` };
+      }
+      if (readyForMs >= gate.minReadyMs) continue;
+      return {
+        reason: gate.reason,
+        waitMs: gate.minReadyMs - readyForMs,
+        detail: `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required`,
+      };
     }
-    if (readyForMs >= gate.minReadyMs) return undefined;
-    const waitMs = gate.minReadyMs - readyForMs;
-    return {
-      waitMs,
-      detail: `the CNI agent on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required`,
-    };
+    return undefined;
   }
 }

@@ -7,6 +7,7 @@ export const HOLD_REASONS = [
   "node_inflight",
   "namespace_inflight",
   "cni_agent_not_ready",
+  "ztunnel_not_ready",
   "loop_backoff",
   "storm",
   "bare_pod",

@@ -8,6 +8,7 @@ import { EventRecorder } from "../../../src/act/event-recorder.js";
 import { Repairer } from "../../../src/act/repairer.js";
 import { BrokenPods } from "../../../src/controller/broken-pods.js";
 import { type ReconcileResult, Reconciler } from "../../../src/controller/reconciler.js";
+import { NO_CONTEXT } from "../../../src/detect/detect.js";
 import { podKey } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
@@ -62,9 +63,10 @@ describe("precondition safety", () => {
         limits: { deletionsPerMinute: 0, deletionBurst: 1, inflightPerNode: 0, inflightPerNamespace: 0 },
         loopBackoff: { baseMs: 60_000, maxMs: 60_000 },
         storm: { maxBrokenFraction: 1, minBroken: 1_000 },
-        agentGate: undefined,
+        nodeAgentGates: new Map(),
       }),
       holds: new Holds(metrics.podsHeld, metrics.holdsTotal),
+      context: () => NO_CONTEXT,
       metrics,
       logger,
     });

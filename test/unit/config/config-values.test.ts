@@ -2,6 +2,7 @@
 
 import { expect } from "chai";
 import { type Config, parseConfig } from "../../../src/config/config.js";
+import { isAmbient, type ValidatorRule } from "../../../src/detect/rule.js";
 import { envVarName, type FlagName, flagNames, flags } from "../../../src/config/flags.js";
 
 // A custom rule names no CNI agent, so with the readiness gate on (the default) it needs a selector.
@@ -20,7 +21,8 @@ type Case = {
   readonly want: unknown;
 };
 
-const customRule = (config: Config) => config.rules.at(-1);
+const customRule = (config: Config) => config.rules.at(-1) as ValidatorRule | undefined;
+const ambient = (config: Config) => config.rules.find(isAmbient);
 
 const cases: readonly Case[] = [
   { flag: "preset", text: "linkerd,istio", read: (c) => c.rules.map((r) => r.name), want: ["linkerd", "istio"] },
@@ -96,6 +98,56 @@ const cases: readonly Case[] = [
   { flag: "log-level", text: "debug", read: (c) => c.logLevel, want: "debug" },
   { flag: "log-format", text: "text", read: (c) => c.logFormat, want: "text" },
   { flag: "shutdown-timeout", text: "0s", read: (c) => c.shutdownTimeoutMs, want: 0 },
+  { flag: "ambient-action", text: "delete", with: { preset: "istio-ambient" }, read: (c) => ambient(c)?.action, want: "delete" },
+  {
+    flag: "ambient-enroll-grace",
+    text: "2m",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.enrollGraceMs,
+    want: 120_000,
+  },
+  {
+    flag: "ambient-excluded-namespaces",
+    text: "kube-system,istio-system",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.excludedNamespaces,
+    want: ["kube-system", "istio-system"],
+  },
+  {
+    flag: "ambient-pod-selector",
+    text: "mesh=ambient",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.podSelector,
+    want: { key: "mesh", value: "ambient" },
+  },
+  {
+    flag: "ambient-namespace-selector",
+    text: "example.com/mesh=on",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.namespaceSelector,
+    want: { key: "example.com/mesh", value: "on" },
+  },
+  {
+    flag: "ambient-opt-out",
+    text: "mesh=off",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.optOut,
+    want: { key: "mesh", value: "off" },
+  },
+  {
+    flag: "ztunnel-selector",
+    text: "app=zt",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.ztunnelSelector,
+    want: "app=zt",
+  },
+  {
+    flag: "ztunnel-namespace",
+    text: "ambient",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.ztunnelNamespace,
+    want: "ambient",
+  },
   { flag: "namespaces", text: "shop,blog", read: (c) => c.namespaces, want: ["shop", "blog"] },
   { flag: "exclude-namespaces", text: "kube-system", read: (c) => c.excludeNamespaces, want: ["kube-system"] },
   { flag: "delete-bare-pods", text: "true", read: (c) => c.deleteBarePods, want: true },

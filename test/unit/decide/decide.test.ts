@@ -37,8 +37,8 @@ const loopCases = {
 } as const;
 const agentCases = {
   none: undefined,
-  down: { detail: AGENT_DOWN_DETAIL },
-  warming: { waitMs: AGENT_WAIT_MS, detail: AGENT_WARMING_DETAIL },
+  down: { reason: "cni_agent_not_ready", detail: AGENT_DOWN_DETAIL },
+  warming: { reason: "cni_agent_not_ready", waitMs: AGENT_WAIT_MS, detail: AGENT_WARMING_DETAIL },
 } as const;
 const inflightCases = {
   none: undefined,
@@ -299,7 +299,7 @@ describe("decide", () => {
     });
 
     it("an agent wait of 0 ms is still passed on as the retry time", () => {
-      const guards: GuardView = { agent: { waitMs: 0, detail: "just now" } };
+      const guards: GuardView = { agent: { reason: "cni_agent_not_ready", waitMs: 0, detail: "just now" } };
       expect(decide({ ...base, mode: "delete", guards })).to.deep.equal(
         hold("cni_agent_not_ready", "just now", { retryAfterMs: 0 }),
       );
@@ -357,7 +357,14 @@ describe("decide", () => {
       {
         loop: fc.record({ waitMs: fc.oneof(fc.constant(0), fc.nat(3_600_000)), detail: fc.string() }),
         storm: fc.record({ detail: fc.string() }),
-        agent: fc.oneof(fc.record({ detail: fc.string() }), fc.record({ waitMs: fc.nat(60_000), detail: fc.string() })),
+        agent: fc.oneof(
+          fc.record({ reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const), detail: fc.string() }),
+          fc.record({
+            reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
+            waitMs: fc.nat(60_000),
+            detail: fc.string(),
+          }),
+        ),
         inflight: fc.record({
           reason: fc.constantFrom("node_inflight" as const, "namespace_inflight" as const),
           detail: fc.string(),

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import type { ContainerState, InitContainerFacts, OwnerRef, PodFacts, Termination } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
+import type { ValidatorRule as Rule } from "../../../src/detect/rule.js";
 
 export const istio = presetRule("istio") as Rule;
 export const linkerd = presetRule("linkerd") as Rule;
@@ -87,6 +87,8 @@ export const podFacts: fc.Arbitrary<PodFacts> = fc.record(
     phase: opt(fc.constantFrom("Pending", "Running", "Failed", "Succeeded")),
     restartPolicy: opt(fc.constantFrom("Always", "Never")),
     deleting: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    hostNetwork: fc.boolean(),
+    runningSinceMs: fc.constant(undefined),
     createdAtMs: opt(fc.constantFrom(1_000, 2_000)),
     owner: opt(owner),
     labels: markerLabels,
@@ -220,7 +222,7 @@ export const rawPodFrom = (f: PodFacts) => ({
     ...(f.deleting ? { deletionTimestamp: "2025-03-04T10:20:00Z" } : {}),
     ...(f.createdAtMs === undefined ? {} : { creationTimestamp: new Date(f.createdAtMs).toISOString() }),
   },
-  spec: { nodeName: f.nodeName, restartPolicy: f.restartPolicy },
+  spec: { nodeName: f.nodeName, restartPolicy: f.restartPolicy, hostNetwork: f.hostNetwork },
   status: {
     phase: f.phase,
     initContainerStatuses: f.initContainers.map((c) => ({

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { detect, type Verdict } from "../../../src/detect/detect.js";
 import type { InitContainerFacts, PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
+import type { ValidatorRule as Rule } from "../../../src/detect/rule.js";
 import { exited, init, istioPod, linkerdPod, podFacts } from "./pod-facts-builder.js";
 
 const istio = presetRule("istio") as Rule;

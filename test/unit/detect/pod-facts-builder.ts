@@ -24,6 +24,8 @@ export function podFacts(overrides: Partial<PodFacts> = {}): PodFacts {
     nodeName: "node-a",
     phase: "Pending",
     restartPolicy: "Always",
+    hostNetwork: false,
+    runningSinceMs: undefined,
     deleting: false,
     createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
     owner: { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },

@@ -1,11 +1,12 @@
 // Tests of the built-in mesh presets.
 
 import { expect } from "chai";
+import type { ValidatorRule } from "../../../src/detect/rule.js";
 import { isPresetName, presetNames, presetRule } from "../../../src/detect/presets.js";
 
 describe("presets", () => {
-  it("lists istio and linkerd", () => {
-    expect(presetNames).to.deep.equal(["istio", "linkerd"]);
+  it("lists istio, linkerd and istio-ambient", () => {
+    expect(presetNames).to.deep.equal(["istio", "linkerd", "istio-ambient"]);
   });
 
   it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key, agent istio-cni-node", () => {
@@ -40,7 +41,7 @@ describe("presets", () => {
   });
 
   it("presets are frozen, so no caller can change them for everyone", () => {
-    const rule = presetRule("istio");
+    const rule = presetRule("istio") as ValidatorRule | undefined;
     expect(Object.isFrozen(rule)).to.equal(true);
     expect(Object.isFrozen(rule?.exitCodes)).to.equal(true);
     expect(Object.isFrozen(rule?.requiredAnnotation)).to.equal(true);

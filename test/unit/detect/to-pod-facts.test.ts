@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { detect } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
+import type { ValidatorRule as Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { istioPodJson } from "./raw-pod-fixture.js";
 
@@ -23,11 +23,14 @@ const expectedFacts: PodFacts = {
   nodeName: "node-a",
   phase: "Pending",
   restartPolicy: "Always",
+  hostNetwork: false,
+  runningSinceMs: undefined,
   deleting: false,
   createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
   owner: { kind: "ReplicaSet", name: "reviews-v1-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },
   labels: { app: "reviews" },
-  annotations: { "sidecar.istio.io/status": istioPodJson().metadata.annotations["sidecar.istio.io/status"] },
+  // Only the annotation's presence matters to the istio rule: its long value is not kept.
+  annotations: { "sidecar.istio.io/status": "" },
   initContainers: [
     {
       name: "istio-validation",
@@ -50,10 +53,13 @@ describe("factsSchema", () => {
   it("collects marker keys, validator names and extra label keys, without duplicates", () => {
     const twice = factsSchema([istio, linkerd, istio], { labelKeys: ["app", "linkerd.io/control-plane-ns"] });
     expect(twice).to.deep.equal({
-      labelKeys: ["linkerd.io/control-plane-ns", "app"],
+      labelKeys: ["app", "linkerd.io/control-plane-ns"],
       annotationKeys: ["sidecar.istio.io/status"],
+      // The extra label keys are read by value; the presets' markers only by presence.
+      valueKeys: new Set(["app", "linkerd.io/control-plane-ns"]),
       initContainers: ["istio-validation", "linkerd-network-validator"],
       keepMessages: false,
+      keepRunningSince: false,
     });
   });
 

@@ -22,7 +22,24 @@ const agent = (name: string, nodeName: string, readySinceMs: number | undefined)
   readySinceMs,
 });
 
-type Overrides = { limits?: Partial<GuardOptions["limits"]>; agentGate?: GuardOptions["agentGate"] };
+type Overrides = { limits?: Partial<GuardOptions["limits"]>; nodeAgentGates?: GuardOptions["nodeAgentGates"] };
+
+/** The istio rule's CNI agent gate, as the pipeline builds it. */
+const cniGate = (agents: CniAgents, minReadyMs = 10 * SECOND) =>
+  new Map([
+    [
+      "istio",
+      [
+        {
+          agents,
+          reason: "cni_agent_not_ready" as const,
+          what: "CNI agent",
+          selectorFlag: "--cni-agent-selector",
+          minReadyMs,
+        },
+      ],
+    ],
+  ]);
 
 function setup(overrides: Overrides = {}) {
   const clock = new FakeClock(START);
@@ -36,7 +53,7 @@ function setup(overrides: Overrides = {}) {
     },
     loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
     storm: { maxBrokenFraction: 0.5, minBroken: 3 },
-    agentGate: overrides.agentGate,
+    nodeAgentGates: overrides.nodeAgentGates ?? new Map(),
     clock,
   });
   return { clock, guards };
@@ -45,7 +62,7 @@ function setup(overrides: Overrides = {}) {
 function gated(agents: AgentFacts[]) {
   const istio = new CniAgents();
   for (const a of agents) istio.store.upsert(a);
-  return setup({ agentGate: { minReadyMs: 10 * SECOND, agentsByRule: new Map([["istio", istio]]) } });
+  return setup({ nodeAgentGates: cniGate(istio) });
 }
 
 describe("safety/guards", () => {
@@ -132,15 +149,18 @@ describe("safety/guards", () => {
   describe("CNI agent gate", () => {
     it("holds without a retry time when no agent on the node is Ready", () => {
       const { guards } = gated([agent("cni-a", "node-a", undefined), agent("cni-b", "node-b", START - 60 * SECOND)]);
-      expect(guards.view(pod(), "istio")).to.deep.equal({ agent: { detail: "no Ready CNI agent pod on node node-a" } });
+      expect(guards.view(pod(), "istio")).to.deep.equal({
+        agent: { reason: "cni_agent_not_ready", detail: "no Ready CNI agent pod on node node-a" },
+      });
     });
 
     it("says loudly when no agent pod matches anywhere", () => {
       const { guards } = gated([]);
       expect(guards.view(pod(), "istio")).to.deep.equal({
         agent: {
+          reason: "cni_agent_not_ready",
           detail:
-            "no Ready CNI agent pod on node node-a (no agent pod matches the selector anywhere: check --cni-agent-selector)",
+            "no Ready CNI agent pod on node node-a (no CNI agent pod matches the selector anywhere: check --cni-agent-selector)",
         },
       });
     });
@@ -149,6 +169,7 @@ describe("safety/guards", () => {
       const { clock, guards } = gated([agent("cni-a", "node-a", START - 4 * SECOND)]);
       expect(guards.view(pod(), "istio")).to.deep.equal({
         agent: {
+          reason: "cni_agent_not_ready",
           waitMs: 6 * SECOND,
           detail: "the CNI agent on node node-a has been Ready for 4 s of the 10 s required",
         },
@@ -169,7 +190,7 @@ describe("safety/guards", () => {
 
     it("applies only to rules that have agents configured, and not at all when off", () => {
       expect(gated([]).guards.view(pod(), "linkerd")).to.deep.equal({});
-      expect(setup({ agentGate: undefined }).guards.view(pod(), "istio")).to.deep.equal({});
+      expect(setup({ nodeAgentGates: new Map() }).guards.view(pod(), "istio")).to.deep.equal({});
     });
   });
 
@@ -219,7 +240,7 @@ describe("safety/guards", () => {
       limits: { deletionsPerMinute: 60, deletionBurst: 1, inflightPerNode: 1, inflightPerNamespace: 0 },
       loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
       storm: { maxBrokenFraction: 0.5, minBroken: 1 },
-      agentGate: { minReadyMs: 10 * SECOND, agentsByRule: new Map([["istio", istio]]) },
+      nodeAgentGates: cniGate(istio),
       clock,
     });
     const deleted = pod({ createdAtMs: START - 60 * SECOND });

@@ -1,0 +1,90 @@
+// The node agents deletions wait for (the mesh's CNI agent; ztunnel for ambient): one cache and reflector per
+// distinct selector, and the gates each rule checks.
+import type { Config } from "../config/config.js";
+import { isAmbient, type Rule } from "../detect/rule.js";
+import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
+import type { KubeTransport } from "../kube/transport.js";
+import { type AgentFacts, CniAgents, toAgentFacts } from "../safety/cni-agents.js";
+import type { NodeAgentGate } from "../safety/guards.js";
+
+export type NodeAgents = {
+  readonly gatesByRule: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  readonly reflectors: readonly PodReflector<AgentFacts>[];
+};
+
+type AgentSpec = Omit<NodeAgentGate, "agents" | "minReadyMs"> & { readonly selector: string; readonly namespace: string | undefined };
+
+/** Which agents a rule's deletions wait for; none with --cni-agent-gate=off. */
+function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
+  const gate = config.cniAgentGate;
+  if (!gate) return [];
+  const specs: AgentSpec[] = [];
+  const selector = gate.selector ?? rule.cniAgentSelector;
+  if (selector) {
+    specs.push({
+      reason: "cni_agent_not_ready",
+      what: "CNI agent",
+      selectorFlag: "--cni-agent-selector",
+      selector,
+      namespace: gate.namespace,
+    });
+  }
+  if (isAmbient(rule)) {
+    specs.push({
+      reason: "ztunnel_not_ready",
+      what: "ztunnel",
+      selectorFlag: "--ztunnel-selector",
+      selector: rule.ztunnelSelector,
+      namespace: rule.ztunnelNamespace || undefined,
+    });
+  }
+  return specs;
+}
+
+export function buildNodeAgents(
+  config: Config,
+  transport: KubeTransport,
+  observerFor: (what: string, agents: CniAgents) => ReflectorObserver<AgentFacts>,
+): NodeAgents {
+  const byScope = new Map<string, CniAgents>();
+  const reflectors: PodReflector<AgentFacts>[] = [];
+  const gatesByRule = new Map<string, NodeAgentGate[]>();
+  for (const rule of config.rules) {
+    const gates: NodeAgentGate[] = [];
+    for (const spec of agentSpecs(config, rule)) {
+      const scopeKey = `${spec.namespace ?? ""}|${spec.selector}`;
+      let agents = byScope.get(scopeKey);
+      if (!agents) {
+        agents = new CniAgents();
+        byScope.set(scopeKey, agents);
+        reflectors.push(
+          new PodReflector<AgentFacts>({
+            transport,
+            path: "/api/v1/pods",
+            scope: {
+              labelSelector: spec.selector,
+              fieldSelector: [
+                config.nodeName ? `spec.nodeName=${config.nodeName}` : "",
+                spec.namespace ? `metadata.namespace=${spec.namespace}` : "",
+              ]
+                .filter((part) => part !== "")
+                .join(","),
+            },
+            store: agents.store,
+            transform: toAgentFacts,
+            pageSize: config.listPageSize,
+            watchTimeoutMs: config.watchTimeoutMs,
+            stallTimeoutMs: config.watchStallTimeoutMs,
+            backoff: { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
+            observer: observerFor(`${spec.what} ${spec.selector} in ${spec.namespace ?? "all namespaces"}`, agents),
+          }),
+        );
+      }
+      // The ztunnel only needs to be Ready; the CNI agent must have been Ready for a while.
+      const minReadyMs = spec.reason === "cni_agent_not_ready" ? (config.cniAgentGate?.minReadyMs ?? 0) : 0;
+      gates.push({ agents, reason: spec.reason, what: spec.what, selectorFlag: spec.selectorFlag, minReadyMs });
+    }
+    gatesByRule.set(rule.name, gates);
+  }
+  return { gatesByRule, reflectors };
+}
