@@ -89,9 +89,10 @@ export class Controller {
     for (const key of this.#options.podKeysIn(namespace)) this.#enqueue(key);
   }
 
-  /** A CNI agent on the node changed: pods held for it there may go now. */
+  /** A node agent (CNI agent, ztunnel) on the node changed: pods held for one there may go now. */
   onAgentChange(node: string | undefined): void {
-    if (node !== undefined) this.#enqueueAll(this.#options.holds.keys(["cni_agent_not_ready"], { node }));
+    if (node === undefined) return;
+    this.#enqueueAll(this.#options.holds.keys(["cni_agent_not_ready", "ztunnel_not_ready"], { node }));
   }
 
   /** Re-queues every pod known to be broken, so one missed or failed repair is picked up again. */

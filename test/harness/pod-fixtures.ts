@@ -19,12 +19,14 @@ export type PodSpecOptions = {
   /** The controlling owner; omitted for a bare pod. Its uid is made up: the API server does not check it. */
   readonly owner?: { kind: string; name: string; apiVersion?: string };
   readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+  readonly hostNetwork?: boolean;
 };
 
 /** A pod as the mesh's injector leaves it: the marker plus the validator init container. */
 export function meshedPod(options: PodSpecOptions): V1Pod {
   const mesh = options.mesh ?? "istio";
-  const annotations: Record<string, string> = {};
+  const annotations: Record<string, string> = { ...options.annotations };
   const labels: Record<string, string> = { app: options.name, ...options.labels };
   if (mesh === "istio") annotations["sidecar.istio.io/status"] = '{"initContainers":["istio-validation"]}';
   if (mesh === "linkerd") labels["linkerd.io/control-plane-ns"] = "linkerd";
@@ -53,6 +55,7 @@ export function meshedPod(options: PodSpecOptions): V1Pod {
     spec: {
       ...(options.nodeName && { nodeName: options.nodeName }),
       restartPolicy: options.restartPolicy ?? "Always",
+      ...(options.hostNetwork && { hostNetwork: true }),
       initContainers,
       containers: [{ name: "app", image: "registry.invalid/app:1" }],
     },
@@ -101,7 +104,7 @@ export function validatorStatus(container: string, outcome: ValidatorOutcome): V
 export async function writePodStatus(
   api: CoreV1Api,
   pod: { namespace: string; name: string },
-  status: { phase?: string; initContainerStatuses?: V1ContainerStatus[] },
+  status: { phase?: string; initContainerStatuses?: V1ContainerStatus[]; containerStatuses?: V1ContainerStatus[] },
 ): Promise<V1Pod> {
   return await api.patchNamespacedPodStatus(
     { name: pod.name, namespace: pod.namespace, body: { status } },

@@ -1,0 +1,165 @@
+// Istio ambient: pods that should be enrolled with ztunnel but are not are reported (or, opted in, deleted
+// under every guard), following namespace labels live.
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { createAmbientPod, DATAPLANE_MODE } from "../../harness/ambient-pods.js";
+import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
+import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
+import { createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
+import { type ControllerProcess, runCommand } from "../../harness/controller-process.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
+import { meshedPod } from "../../harness/pod-fixtures.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+import { startControllerFor } from "../controller/start.js";
+
+const MINUTE_AGO = () => new Date(Date.now() - 60_000);
+
+describe("istio-ambient preset", () => {
+  let api: CoreV1Api;
+  let namespace: string;
+  let controller: ControllerProcess | undefined;
+
+  beforeEach(async () => {
+    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    namespace = await createTestNamespace(api);
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed") console.log(controller?.output());
+    if (controller) expect(await controller.stop()).to.equal(0);
+    controller = undefined;
+  });
+
+  const labelNamespace = async (value: string | null) => {
+    await api.patchNamespace(
+      { name: namespace, body: { metadata: { labels: { [DATAPLANE_MODE]: value } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  };
+  const metric = (name: string, labels: Record<string, string> = {}) => controller?.metric(name, labels) ?? 0;
+  const dryRunsOf = () =>
+    podRequests(controlPlane().auditLogPath, namespace)
+      .filter((e) => e.verb === "delete" && (e.requestObject?.dryRun as string[] | undefined)?.includes("All"))
+      .map((e) => e.objectRef?.name ?? "")
+      .sort();
+
+  it("reports unenrolled pods in an ambient namespace past the grace, and leaves the rest alone", async () => {
+    await labelNamespace("ambient");
+    controller = await startControllerFor(namespace, ["--preset=istio,istio-ambient", "--ambient-enroll-grace=5s"]);
+    await createAmbientPod(api, { namespace, name: "enrolled", redirection: "enabled", runningSince: MINUTE_AGO() });
+    await createAmbientPod(api, { namespace, name: "missing", runningSince: MINUTE_AGO() });
+    await createAmbientPod(api, { namespace, name: "pending", redirection: "pending", runningSince: MINUTE_AGO() });
+    const freshAt = Date.now();
+    await createAmbientPod(api, { namespace, name: "fresh", runningSince: new Date(freshAt) });
+    await createAmbientPod(api, {
+      namespace,
+      name: "opted-out",
+      labels: { [DATAPLANE_MODE]: "none" },
+      runningSince: MINUTE_AGO(),
+    });
+    await createAmbientPod(api, { namespace, name: "host-net", hostNetwork: true, runningSince: MINUTE_AGO() });
+    // Sidecar wins: judged by the istio rule, which deletes it.
+    await createPodInState(api, { namespace, name: "sidecar" });
+
+    await waitFor("the two old unenrolled pods reported", () => dryRunsOf().length >= 2);
+    expect(dryRunsOf()).to.deep.equal(["missing", "pending"]);
+    await waitFor("the fresh pod reported once its grace passed", () => dryRunsOf().includes("fresh"), {
+      timeoutMs: 15_000,
+    });
+    const freshReport = podRequests(controlPlane().auditLogPath, namespace).find(
+      (e) => e.verb === "delete" && e.objectRef?.name === "fresh",
+    );
+    // startedAt has whole seconds, so the grace can end up to 1 s early against our clock.
+    expect(Date.parse(freshReport?.stageTimestamp ?? "") - freshAt).to.be.at.least(3_900);
+
+    const realDeletes = controllerDeletes(controlPlane().auditLogPath, namespace)
+      .filter((e) => !(e.requestObject?.dryRun as string[] | undefined)?.includes("All"))
+      .map((e) => e.objectRef?.name);
+    expect(realDeletes).to.deep.equal(["sidecar"]);
+    expect(await metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(3);
+    expect(await metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })).to.equal(3);
+    const events = await repairEvents(controlPlane(), namespace);
+    expect(events).to.include("missing:BrokenPodDetected");
+    const [line] = controller.logsWith("repaired broken pod", { pod: "pending" });
+    expect(line?.reason).to.match(/^not enrolled: pending for \d+ s$/);
+  });
+
+  it("a namespace turned ambient brings its pods into scope at once; turned back, takes them out", async () => {
+    controller = await startControllerFor(namespace, ["--preset=istio-ambient", "--ambient-enroll-grace=5s"]);
+    await createAmbientPod(api, { namespace, name: "outside", runningSince: MINUTE_AGO() });
+    await createAmbientPod(api, {
+      namespace,
+      name: "sentinel",
+      labels: { [DATAPLANE_MODE]: "ambient" },
+      runningSince: MINUTE_AGO(),
+    });
+    await waitFor("the labelled sentinel reported", () => dryRunsOf().includes("sentinel"));
+    expect(dryRunsOf()).to.deep.equal(["sentinel"]);
+
+    await labelNamespace("ambient");
+    await waitFor("the pod reported without a restart", () => dryRunsOf().includes("outside"));
+    expect(await metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(2);
+
+    await labelNamespace(null);
+    await waitFor(
+      "the gauge to drop",
+      async () => (await metric("cni_repair_broken_pods", { rule: "istio-ambient" })) === 1,
+    );
+  });
+
+  it("with --ambient-action=delete, holds for a ztunnel that is not Ready, then deletes", async () => {
+    await labelNamespace("ambient");
+    controller = await startControllerFor(namespace, [
+      "--preset=istio-ambient",
+      "--ambient-enroll-grace=5s",
+      "--ambient-action=delete",
+      "--cni-agent-gate=on",
+      "--cni-agent-min-ready=0s",
+      `--cni-agent-namespace=${namespace}`,
+      `--ztunnel-namespace=${namespace}`,
+    ]);
+    await createCniAgent(api, { namespace, mesh: "istio", nodeName: "node-a", readySince: MINUTE_AGO() });
+    await api.createNamespacedPod({
+      namespace,
+      body: meshedPod({
+        name: "ztunnel-node-a",
+        namespace,
+        nodeName: "node-a",
+        mesh: "none",
+        owner: { kind: "DaemonSet", name: "ztunnel" },
+        labels: { app: "ztunnel", [DATAPLANE_MODE]: "none" },
+      }),
+    });
+    await createAmbientPod(api, { namespace, name: "unenrolled", runningSince: MINUTE_AGO() });
+
+    await waitFor(
+      "the ztunnel hold",
+      async () => (await metric("cni_repair_pods_held", { reason: "ztunnel_not_ready" })) === 1,
+    );
+    expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
+
+    await setCniAgentReady(api, { namespace, name: "ztunnel-node-a" }, new Date());
+    await waitFor("the delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1);
+    expect(controllerDeletes(controlPlane().auditLogPath, namespace)[0]?.objectRef?.name).to.equal("unenrolled");
+  });
+
+  it("scan shows ambient verdicts alongside sidecar ones", async () => {
+    await labelNamespace("ambient");
+    await createAmbientPod(api, { namespace, name: "a-unenrolled", runningSince: MINUTE_AGO() });
+    await createPodInState(api, { namespace, name: "b-sidecar" });
+    const result = await runCommand([
+      "scan",
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--field-selector=metadata.namespace=${namespace}`,
+      "--cni-agent-gate=off",
+      "--preset=istio,istio-ambient",
+    ]);
+    expect(result.code, result.stderr).to.equal(1);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[1]).to.match(
+      /a-unenrolled +node-a +istio-ambient +not enrolled: annotation missing for \d+ s +report$/,
+    );
+    expect(lines[2]).to.match(/b-sidecar +node-a +istio +istio-validation exited 126 \(lastState\) +delete$/);
+  });
+});
