@@ -13,7 +13,7 @@ import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
 import type { FactsStore, StoreChange } from "../informer/facts-store.js";
 import { type NamespaceFacts, namespaceStore, toNamespaceFacts } from "../informer/namespace-facts.js";
 import { PodStore } from "../informer/pod-store.js";
-import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
+import { PodReflector, type ReflectorObserver, type RunningCache } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
@@ -25,7 +25,7 @@ import { buildNodeAgents } from "./node-agents.js";
 export type Pipeline = {
   readonly pods: PodStore;
   /** Every reflector: pods first, then node agents and namespaces. */
-  readonly reflectors: readonly PodReflector<unknown>[];
+  readonly reflectors: readonly RunningCache[];
   readonly controller: Controller;
   readonly queue: WorkQueue;
   readonly broken: BrokenPods;
@@ -65,6 +65,7 @@ export function buildPipeline(
   };
   // The controller is made below; the caches' observers reach it once it exists.
   let controller: Controller | undefined;
+  const reflectors: RunningCache[] = [];
 
   // Namespaces: only the ambient rule needs their labels (a namespace can put its pods in the mesh).
   const ambientRules = config.rules.filter(isAmbient);
@@ -135,6 +136,8 @@ export function buildPipeline(
     maxRetries: config.maxRetries,
     resyncPeriodMs: config.resyncPeriodMs,
     ...(options.leadership && { leadership: options.leadership }),
+    cachesSynced: async (signal) =>
+      (await Promise.all(reflectors.map((reflector) => reflector.waitForSync(signal)))).every(Boolean),
     metrics,
     logger: logger.child({ component: "controller" }),
   });
@@ -182,7 +185,7 @@ export function buildPipeline(
           }),
         ];
 
-  const reflectors = [podReflector, ...nodeAgents.reflectors, ...namespaceReflectors] as PodReflector<unknown>[];
+  reflectors.push(podReflector, ...nodeAgents.reflectors, ...namespaceReflectors);
   return {
     pods,
     reflectors,

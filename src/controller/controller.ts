@@ -37,6 +37,11 @@ export type ControllerOptions = {
   /** 0: off. */
   readonly resyncPeriodMs: number;
   readonly leadership?: Leadership;
+  /**
+   * Resolves once every cache (pods, node agents, namespaces) holds its first list; false if aborted first.
+   * Deciding earlier would hold pods for "no Ready agent" only because the agent list has not arrived yet.
+   */
+  readonly cachesSynced?: (signal: AbortSignal) => Promise<boolean>;
   readonly metrics: Metrics;
   readonly logger: Logger;
 };
@@ -106,6 +111,7 @@ export class Controller {
     const resync = resyncPeriodMs > 0 ? setInterval(() => this.resync(), resyncPeriodMs) : undefined;
     signal.addEventListener("abort", () => queue.shutDown(), { once: true });
     try {
+      if (this.#options.cachesSynced && !(await this.#options.cachesSynced(signal))) return;
       for (;;) {
         if (leadership && !leadership.isLeader) {
           // Followers keep their cache warm and their queue deduplicated, but act on nothing.

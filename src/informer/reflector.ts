@@ -50,7 +50,15 @@ type State =
 /** A watch that ends this soon without a single event is treated as an error, like client-go does. */
 const SHORT_WATCH_MS = 1_000;
 
-export class PodReflector<T> {
+/** What the rest of the program needs of a reflector, whatever it caches. */
+export type RunningCache = {
+  readonly synced: boolean;
+  readonly idleMs: number;
+  run(signal: AbortSignal): Promise<void>;
+  waitForSync(signal: AbortSignal): Promise<boolean>;
+};
+
+export class PodReflector<T> implements RunningCache {
   readonly store: FactsStore<T>;
   readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
