@@ -1,34 +1,26 @@
 // Istio ambient: pods that should be enrolled with ztunnel but are not are reported (or, opted in, deleted
 // under every guard), following namespace labels live.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { createAmbientPod, DATAPLANE_MODE } from "../../harness/ambient-pods.js";
 import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
-import { type ControllerProcess, runCommand } from "../../harness/controller-process.js";
-import { createTestNamespace } from "../../harness/namespaces.js";
+import { runCommand } from "../../harness/controller-process.js";
 import { meshedPod } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
-import { startControllerFor } from "../controller/start.js";
+import { controllerTest } from "../controller/start.js";
 
 const MINUTE_AGO = () => new Date(Date.now() - 60_000);
 
 describe("istio-ambient preset", () => {
+  const t = controllerTest();
   let api: CoreV1Api;
   let namespace: string;
-  let controller: ControllerProcess | undefined;
 
   beforeEach(async () => {
-    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    namespace = await createTestNamespace(api);
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(controller?.output());
-    if (controller) expect(await controller.stop()).to.equal(0);
-    controller = undefined;
+    ({ api, namespace } = t);
   });
 
   const labelNamespace = async (value: string | null) => {
@@ -37,7 +29,6 @@ describe("istio-ambient preset", () => {
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
   };
-  const metric = (name: string, labels: Record<string, string> = {}) => controller?.metric(name, labels) ?? 0;
   const dryRunsOf = () =>
     podRequests(controlPlane().auditLogPath, namespace)
       .filter((e) => e.verb === "delete" && (e.requestObject?.dryRun as string[] | undefined)?.includes("All"))
@@ -46,7 +37,7 @@ describe("istio-ambient preset", () => {
 
   it("reports unenrolled pods in an ambient namespace past the grace, and leaves the rest alone", async () => {
     await labelNamespace("ambient");
-    controller = await startControllerFor(namespace, ["--preset=istio,istio-ambient", "--ambient-enroll-grace=5s"]);
+    await t.start(["--preset=istio,istio-ambient", "--ambient-enroll-grace=5s"]);
     await createAmbientPod(api, { namespace, name: "enrolled", redirection: "enabled", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, { namespace, name: "missing", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, { namespace, name: "pending", redirection: "pending", runningSince: MINUTE_AGO() });
@@ -77,16 +68,16 @@ describe("istio-ambient preset", () => {
       .filter((e) => !(e.requestObject?.dryRun as string[] | undefined)?.includes("All"))
       .map((e) => e.objectRef?.name);
     expect(realDeletes).to.deep.equal(["sidecar"]);
-    expect(await metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(3);
-    expect(await metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })).to.equal(3);
+    expect(await t.metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(3);
+    expect(await t.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })).to.equal(3);
     const events = await repairEvents(controlPlane(), namespace);
     expect(events).to.include("missing:BrokenPodDetected");
-    const [line] = controller.logsWith("repaired broken pod", { pod: "pending" });
+    const [line] = t.controller.logsWith("repaired broken pod", { pod: "pending" });
     expect(line?.reason).to.match(/^not enrolled: pending for \d+ s$/);
   });
 
   it("a namespace turned ambient brings its pods into scope at once; turned back, takes them out", async () => {
-    controller = await startControllerFor(namespace, ["--preset=istio-ambient", "--ambient-enroll-grace=5s"]);
+    await t.start(["--preset=istio-ambient", "--ambient-enroll-grace=5s"]);
     await createAmbientPod(api, { namespace, name: "outside", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, {
       namespace,
@@ -99,18 +90,18 @@ describe("istio-ambient preset", () => {
 
     await labelNamespace("ambient");
     await waitFor("the pod reported without a restart", () => dryRunsOf().includes("outside"));
-    expect(await metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(2);
+    expect(await t.metric("cni_repair_broken_pods", { rule: "istio-ambient" })).to.equal(2);
 
     await labelNamespace(null);
     await waitFor(
       "the gauge to drop",
-      async () => (await metric("cni_repair_broken_pods", { rule: "istio-ambient" })) === 1,
+      async () => (await t.metric("cni_repair_broken_pods", { rule: "istio-ambient" })) === 1,
     );
   });
 
   it("with --ambient-action=delete, holds for a ztunnel that is not Ready, then deletes", async () => {
     await labelNamespace("ambient");
-    controller = await startControllerFor(namespace, [
+    await t.start([
       "--preset=istio-ambient",
       "--ambient-enroll-grace=5s",
       "--ambient-action=delete",
@@ -135,7 +126,7 @@ describe("istio-ambient preset", () => {
 
     await waitFor(
       "the ztunnel hold",
-      async () => (await metric("cni_repair_pods_held", { reason: "ztunnel_not_ready" })) === 1,
+      async () => (await t.metric("cni_repair_pods_held", { reason: "ztunnel_not_ready" })) === 1,
     );
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
 

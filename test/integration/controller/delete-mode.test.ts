@@ -1,36 +1,27 @@
 // The controller as users run it (its own process, real API server) in the default delete mode.
-import { CoreV1Api } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { statusOf } from "../../harness/api-errors.js";
 import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
-import type { ControllerProcess } from "../../harness/controller-process.js";
-import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
-import { startControllerFor } from "./start.js";
+import { controllerTest } from "./start.js";
 
 describe("controller in delete mode", () => {
+  const t = controllerTest();
   let api: CoreV1Api;
   let namespace: string;
-  let controller: ControllerProcess | undefined;
 
   beforeEach(async () => {
-    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    namespace = await createTestNamespace(api);
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(controller?.output());
-    expect(await controller?.stop()).to.equal(0);
-    controller = undefined;
+    ({ api, namespace } = t);
   });
 
   const isMarkedForDeletion = async (name: string) =>
     (await api.readNamespacedPod({ namespace, name })).metadata?.deletionTimestamp !== undefined;
 
   it("deletes an Istio pod in Init:CrashLoopBackOff within 2 s, with UID and resourceVersion preconditions", async () => {
-    controller = await startControllerFor(namespace);
+    await t.start();
     const broken = await createPodInState(api, { namespace, name: "crashloop" });
 
     await waitFor("the broken pod to be deleted", () => isMarkedForDeletion("crashloop"), { timeoutMs: 2_000 });
@@ -51,13 +42,13 @@ describe("controller in delete mode", () => {
     await waitFor(
       "the success metric",
       async () =>
-        (await controller?.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) === 1,
+        (await t.controller.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) === 1,
     );
-    expect(await controller.metric("cni_repair_detections_total", { rule: "istio" })).to.equal(1);
+    expect(await t.controller.metric("cni_repair_detections_total", { rule: "istio" })).to.equal(1);
     await waitFor("the Event", async () =>
       (await repairEvents(controlPlane(), namespace)).includes("crashloop:BrokenPodDeleted"),
     );
-    const decision = controller.logsWith("repaired broken pod", { pod: "crashloop" })[0];
+    const decision = t.controller.logsWith("repaired broken pod", { pod: "crashloop" })[0];
     expect(decision).to.include({
       namespace,
       uid: broken.metadata?.uid,
@@ -69,7 +60,7 @@ describe("controller in delete mode", () => {
   });
 
   it("deletes a restartPolicy Never pod whose validator failed (state.terminated), but only reports it once Failed", async () => {
-    controller = await startControllerFor(namespace);
+    await t.start();
     await createPodInState(
       api,
       { namespace, name: "never-running", restartPolicy: "Never" },
@@ -85,19 +76,19 @@ describe("controller in delete mode", () => {
     await waitFor("the Event for the finished pod", async () =>
       (await repairEvents(controlPlane(), namespace)).includes("never-failed:BrokenPodHeld"),
     );
-    expect(await controller.metric("cni_repair_pods_held", { reason: "terminal" })).to.equal(1);
+    expect(await t.controller.metric("cni_repair_pods_held", { reason: "terminal" })).to.equal(1);
     expect(await isMarkedForDeletion("never-failed")).to.equal(false);
     expect(controllerDeletes(controlPlane().auditLogPath, namespace).map((e) => e.objectRef?.name)).to.deep.equal([
       "never-running",
     ]);
-    expect(await controller.metric("cni_repair_broken_pods", { rule: "istio" })).to.equal(1);
+    expect(await t.controller.metric("cni_repair_broken_pods", { rule: "istio" })).to.equal(1);
   });
 
   it("leaves alone: a validator that exited 0, another init container's 126, a pod without the marker, a terminating pod", async () => {
     // Terminating first: a scheduled pod with no kubelet keeps its deletionTimestamp for the grace period.
     await createPodInState(api, { namespace, name: "terminating" }, { phase: "Running" });
     await api.deleteNamespacedPod({ namespace, name: "terminating" });
-    controller = await startControllerFor(namespace);
+    await t.start();
     await createPodInState(api, { namespace, name: "validator-ok" }, { validator: { kind: "succeeded" } });
     await createPodInState(api, { namespace, name: "other-init" }, { container: "setup-db" });
     await createPodInState(api, { namespace, name: "no-marker", mesh: "none" }, { container: "istio-validation" });
@@ -115,7 +106,7 @@ describe("controller in delete mode", () => {
 
   it("repairs a pod that was already broken when it started (the initial list)", async () => {
     const broken = await createPodInState(api, { namespace, name: "before-start" });
-    controller = await startControllerFor(namespace);
+    await t.start();
     await waitFor("the pod to be deleted", () => isMarkedForDeletion("before-start"));
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)[0]?.requestObject?.preconditions).to.deep.equal({
       uid: broken.metadata?.uid,
@@ -124,26 +115,26 @@ describe("controller in delete mode", () => {
   });
 
   it("repairs a Linkerd pod with --preset linkerd and leaves it alone with --preset istio", async () => {
-    controller = await startControllerFor(namespace, ["--preset=istio"]);
+    await t.start(["--preset=istio"]);
     await createPodInState(api, { namespace, name: "linkerd-pod", mesh: "linkerd" });
     await createPodInState(api, { namespace, name: "sentinel" });
     await waitFor("the istio sentinel to be deleted", () => isMarkedForDeletion("sentinel"));
     expect(await isMarkedForDeletion("linkerd-pod")).to.equal(false);
-    expect(await controller.stop()).to.equal(0);
+    expect(await t.controller.stop()).to.equal(0);
 
-    controller = await startControllerFor(namespace, ["--preset=linkerd"]);
+    await t.start(["--preset=linkerd"]);
     await waitFor("the linkerd pod to be deleted", () => isMarkedForDeletion("linkerd-pod"));
-    expect(await controller.metric("cni_repair_detections_total", { rule: "linkerd" })).to.equal(1);
+    expect(await t.controller.metric("cni_repair_detections_total", { rule: "linkerd" })).to.equal(1);
   });
 
   it("leaves a broken pod on another node alone with --node-name", async () => {
-    controller = await startControllerFor(namespace, ["--node-name=n1"]);
+    await t.start(["--node-name=n1"]);
     await createPodInState(api, { namespace, name: "on-n2", nodeName: "n2" });
     await createPodInState(api, { namespace, name: "on-n1", nodeName: "n1" });
     await waitFor("the pod on n1 to be deleted", () => isMarkedForDeletion("on-n1"));
     expect(await isMarkedForDeletion("on-n2")).to.equal(false);
     // The scope is server-side: the pod on n2 never reached the cache.
-    expect(await controller.metric("cni_repair_cache_pods")).to.equal(1);
+    expect(await t.controller.metric("cni_repair_cache_pods")).to.equal(1);
     expect(await statusOf(api.readNamespacedPod({ namespace, name: "on-n2" }))).to.equal(200);
   });
 });

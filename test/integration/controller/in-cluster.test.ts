@@ -8,10 +8,9 @@ import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { ControllerProcess, runCommand } from "../../harness/controller-process.js";
 import { type InCluster, inClusterIdentity } from "../../harness/in-cluster.js";
-import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
-import { PLAIN } from "./start.js";
+import { controllerTest, PLAIN } from "./start.js";
 
 const READ_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] };
 const WRITE_EVENTS: V1PolicyRule = { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] };
@@ -20,29 +19,27 @@ const LABEL_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods/status"], 
 const DELETE_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["delete"] };
 
 describe("controller in-cluster with a service-account token", () => {
+  const t = controllerTest();
   let api: CoreV1Api;
   let namespace: string;
   let identity: InCluster | undefined;
-  let controller: ControllerProcess | undefined;
 
-  beforeEach(async () => {
-    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    namespace = await createTestNamespace(api);
+  beforeEach(() => {
+    ({ api, namespace } = t);
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(controller?.output());
-    expect(await controller?.stop()).to.equal(0);
+  afterEach(() => {
     identity?.cleanup();
   });
 
   const start = async (rules: V1PolicyRule[]) => {
     identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", rules);
-    controller = await ControllerProcess.start({
-      args: [`--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
-      env: identity.env,
-    });
-    return controller;
+    return t.adopt(
+      await ControllerProcess.start({
+        args: [`--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
+        env: identity.env,
+      }),
+    );
   };
 
   it("repairs pods with a minimal ClusterRole", async () => {

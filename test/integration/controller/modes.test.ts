@@ -1,40 +1,27 @@
 // Label mode and report mode: the pod is marked or reported, never deleted.
-import { CoreV1Api } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
-import type { ControllerProcess } from "../../harness/controller-process.js";
-import { createTestNamespace } from "../../harness/namespaces.js";
 import { validatorStatus, writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
-import { startControllerFor } from "./start.js";
+import { controllerTest } from "./start.js";
 
 describe("controller in label and report modes", () => {
+  const t = controllerTest();
   let api: CoreV1Api;
   let namespace: string;
-  let controller: ControllerProcess | undefined;
 
   beforeEach(async () => {
-    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    namespace = await createTestNamespace(api);
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(controller?.output());
-    expect(await controller?.stop()).to.equal(0);
-    controller = undefined;
+    ({ api, namespace } = t);
   });
 
   const controllerRequests = () =>
     podRequests(controlPlane().auditLogPath, namespace).filter((e) => (e.userAgent ?? "").startsWith("cni-repair/"));
 
   it("label mode labels the pod once through pods/status; the next pass is a skip", async () => {
-    controller = await startControllerFor(namespace, [
-      "--mode=label",
-      "--label-key=example.com/cni-broken",
-      "--label-value=yes",
-    ]);
+    await t.start(["--mode=label", "--label-key=example.com/cni-broken", "--label-value=yes"]);
     await createPodInState(api, { namespace, name: "to-label" });
 
     await waitFor("the label", async () => {
@@ -44,9 +31,12 @@ describe("controller in label and report modes", () => {
     // The label itself changes the facts, so the controller looks once more and finds nothing to do.
     await waitFor(
       "the skip",
-      async () => (await controller?.metric("cni_repair_pods_repaired_total", { type: "label", result: "skip" })) === 1,
+      async () =>
+        (await t.controller.metric("cni_repair_pods_repaired_total", { type: "label", result: "skip" })) === 1,
     );
-    expect(await controller.metric("cni_repair_pods_repaired_total", { type: "label", result: "success" })).to.equal(1);
+    expect(await t.controller.metric("cni_repair_pods_repaired_total", { type: "label", result: "success" })).to.equal(
+      1,
+    );
 
     const requests = controllerRequests();
     expect(requests.map((e) => `${e.verb} ${e.objectRef?.subresource ?? ""}`)).to.deep.equal(["patch status"]);
@@ -70,13 +60,13 @@ describe("controller in label and report modes", () => {
   });
 
   it("report mode changes nothing: a dry-run delete with preconditions, counted as dry_run", async () => {
-    controller = await startControllerFor(namespace, ["--mode=report"]);
+    await t.start(["--mode=report"]);
     const broken = await createPodInState(api, { namespace, name: "to-report" });
 
     await waitFor(
       "the dry_run",
       async () =>
-        (await controller?.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })) === 1,
+        (await t.controller.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })) === 1,
     );
 
     const requests = controllerRequests();

@@ -1,5 +1,9 @@
-// Starts a controller scoped to one test namespace, so tests never act on each other's pods.
+// Per-test fixture for controller tests: a fresh namespace, an admin client, and controllers scoped to that
+// namespace (so tests never act on each other's pods), always stopped afterwards with exit code 0 checked.
+import { CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
 import { ControllerProcess } from "../../harness/controller-process.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 
 /**
@@ -17,4 +21,55 @@ export async function startControllerFor(namespace: string, args: readonly strin
       ...args,
     ],
   });
+}
+
+export type ControllerTest = {
+  readonly api: CoreV1Api;
+  readonly namespace: string;
+  /** The controller started last in this test. */
+  readonly controller: ControllerProcess;
+  /** Starts a controller scoped to the namespace; later flags override PLAIN. */
+  start(args?: readonly string[]): Promise<ControllerProcess>;
+  /** Takes over a controller started another way (other credentials, behind a proxy) for the cleanup. */
+  adopt(controller: ControllerProcess): ControllerProcess;
+  /** A metric of the last controller (0 when none runs). */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+};
+
+/** Registers the mocha hooks and returns the fixture the tests of this describe block use. */
+export function controllerTest(): ControllerTest {
+  let api: CoreV1Api | undefined;
+  let namespace = "";
+  let started: ControllerProcess[] = [];
+  const fixture: ControllerTest = {
+    get api() {
+      if (!api) throw new Error("controllerTest: no test is running");
+      return api;
+    },
+    get namespace() {
+      return namespace;
+    },
+    get controller() {
+      const last = started.at(-1);
+      if (!last) throw new Error("controllerTest: no controller started in this test");
+      return last;
+    },
+    start: async (args = []) => fixture.adopt(await startControllerFor(namespace, args)),
+    adopt: (controller) => {
+      started.push(controller);
+      return controller;
+    },
+    metric: async (name, labels = {}) => (await started.at(-1)?.metric(name, labels)) ?? 0,
+  };
+  beforeEach(async () => {
+    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    namespace = await createTestNamespace(api);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed") for (const controller of started) console.log(controller.output());
+    const controllers = started;
+    started = [];
+    for (const controller of controllers) expect(await controller.stop(), "controller exit code").to.equal(0);
+  });
+  return fixture;
 }

@@ -2,32 +2,28 @@
 // a silently stalled watch is restarted, and a resume that gets 410 Gone relists and catches up.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CoreV1Api } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
-import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { TcpProxy } from "../../harness/tcp-proxy.js";
 import { waitFor } from "../../harness/wait.js";
-import { PLAIN } from "./start.js";
+import { controllerTest, PLAIN } from "./start.js";
 
 describe("controller under watch faults", () => {
+  const t = controllerTest();
   let api: CoreV1Api;
   let namespace: string;
   let proxy: TcpProxy;
-  let controller: ControllerProcess | undefined;
 
   beforeEach(async () => {
-    api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    namespace = await createTestNamespace(api);
+    ({ api, namespace } = t);
     proxy = await TcpProxy.start(controlPlane().apiServerAddress);
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(controller?.output());
-    expect(await controller?.stop()).to.equal(0);
+  afterEach(async () => {
     await proxy.close();
   });
 
@@ -37,14 +33,16 @@ describe("controller under watch faults", () => {
     for (const entry of config.clusters) entry.cluster.server = `https://127.0.0.1:${proxy.port}`;
     const kubeconfig = join(controlPlane().dir, `proxied-${namespace}.kubeconfig`);
     writeFileSync(kubeconfig, JSON.stringify(config));
-    return await ControllerProcess.start({
-      args: [`--kubeconfig=${kubeconfig}`, `--field-selector=metadata.namespace=${namespace}`, ...PLAIN, ...args],
-    });
+    return t.adopt(
+      await ControllerProcess.start({
+        args: [`--kubeconfig=${kubeconfig}`, `--field-selector=metadata.namespace=${namespace}`, ...PLAIN, ...args],
+      }),
+    );
   };
-  const restarts = (reason: string) => controller?.metric("cni_repair_watch_restarts_total", { reason }) ?? 0;
+  const restarts = (reason: string) => t.metric("cni_repair_watch_restarts_total", { reason });
 
   it("restarts a watch that goes silent for --watch-stall-timeout", async () => {
-    controller = await startBehindProxy(["--watch-stall-timeout=2s"]);
+    await startBehindProxy(["--watch-stall-timeout=2s"]);
     proxy.stallAll();
     await waitFor("the stalled watch to be restarted", async () => (await restarts("stalled")) >= 1, {
       timeoutMs: 10_000,
@@ -61,8 +59,8 @@ describe("controller under watch faults", () => {
   it("relists on 410 Gone and catches up: a pod broken and a pod deleted while it was cut off", async function () {
     this.timeout(120_000);
     await createPodInState(api, { namespace, name: "leaver" }, { validator: { kind: "succeeded" } });
-    controller = await startBehindProxy();
-    expect(await controller.metric("cni_repair_cache_pods")).to.equal(1);
+    await startBehindProxy();
+    expect(await t.controller.metric("cni_repair_cache_pods")).to.equal(1);
 
     proxy.refuse();
     proxy.cutAll();
@@ -81,7 +79,7 @@ describe("controller under watch faults", () => {
     // "leaver" vanished during the outage: the relist diff removed it from the cache.
     await waitFor(
       "the cache to hold only 'missed'",
-      async () => (await controller?.metric("cni_repair_cache_pods")) === 1,
+      async () => (await t.controller.metric("cni_repair_cache_pods")) === 1,
     );
   });
 });
