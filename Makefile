@@ -38,8 +38,21 @@ node_modules/.installed: package-lock.json $(NODE_READY)
 deps: node_modules/.installed ## Install Node 24 (if needed) and the npm packages
 
 .PHONY: controlplane
-controlplane: ## Build (once, cached) etcd and kube-apiserver for the integration tests
+controlplane: ## Build (once, cached) etcd, kube-apiserver, kubectl, kube-controller-manager and kube-scheduler
 	test/controlplane/build.sh >/dev/null
+
+.PHONY: kwok
+kwok: ## Build (once, cached) kwok, whose fake nodes run the pods of the whole-cluster e2e tests
+	test/controlplane/kwok/build.sh >/dev/null
+
+# Debian's package (Prometheus 2.42 and promtool) for the monitoring test; installed only when either is missing.
+.PHONY: prometheus
+prometheus: ## Install prometheus and promtool (Debian package, via apt-get) when missing
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	  command -v apt-get >/dev/null || { echo "prometheus and promtool are needed: install them (Debian: apt-get install prometheus)" >&2; exit 1; }; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing Debian's prometheus package (prometheus, promtool) with apt-get"; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
 .PHONY: build
 build: deps ## Compile TypeScript (src, test, bench) into dist/
@@ -59,13 +72,17 @@ test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build lint controlplane ## Type-check, lint, unit and integration tests (installs everything first)
+test: build lint controlplane kwok prometheus ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
+
+.PHONY: demo
+demo: build controlplane ## Local control plane + broken mesh pods + the controller repairing them live; Ctrl-C ends it
+	node dist/test/demo/demo.js $(ARGS)
 
 .PHONY: run
 run: build ## Run the controller against the current kubeconfig (ARGS="--mode report" ...)

@@ -18,6 +18,7 @@ export async function checkPermissions(
     deleteBarePods: config.deleteBarePods,
     electing: config.leaderElection !== undefined,
     leaseNamespace: leaseNamespace(config),
+    ...(config.leaderElection && { leaseName: config.leaderElection.id }),
     ...(single !== undefined && { watchNamespace: single }),
     watchNamespaces: config.rules.some(isAmbient),
   });

@@ -138,7 +138,15 @@ export class Controller {
   }
 
   async #process(key: string): Promise<void> {
-    const { queue, reconciler, metrics, logger, maxRetries } = this.#options;
+    const { queue, reconciler, metrics, logger, maxRetries, leadership } = this.#options;
+    // The key may have waited for a free worker while leadership was lost: hand it back untouched, for the next
+    // term (or the next leader's resync), rather than act without the Lease.
+    if (leadership && !leadership.isLeader) {
+      queue.done(key);
+      queue.add(key);
+      this.#updateDepth();
+      return;
+    }
     const timer = metrics.reconcileDurationSeconds.startTimer();
     try {
       const result = await reconciler.reconcile(key);

@@ -9,6 +9,8 @@ export type Permission = {
   readonly resource: string;
   readonly subresource?: string;
   readonly namespace?: string;
+  /** One object by name (RBAC resourceNames), e.g. the one Lease we elect with. */
+  readonly name?: string;
 };
 
 export type RequiredPermissionsOptions = {
@@ -16,6 +18,8 @@ export type RequiredPermissionsOptions = {
   readonly deleteBarePods: boolean;
   readonly electing: boolean;
   readonly leaseNamespace: string;
+  /** The Lease's name: get and update are needed on that one only (create cannot be limited by name). */
+  readonly leaseName?: string;
   /** When the controller watches one namespace only; cluster-wide otherwise. */
   readonly watchNamespace?: string;
   /** The ambient rule watches namespaces for their labels. */
@@ -43,7 +47,14 @@ export function requiredPermissions(opts: RequiredPermissionsOptions): Permissio
   }
   if (opts.electing) {
     for (const verb of ["get", "create", "update"]) {
-      needed.push({ verb, group: "coordination.k8s.io", resource: "leases", namespace: opts.leaseNamespace });
+      const name = verb === "create" ? undefined : opts.leaseName;
+      needed.push({
+        verb,
+        group: "coordination.k8s.io",
+        resource: "leases",
+        namespace: opts.leaseNamespace,
+        ...(name !== undefined && { name }),
+      });
     }
   }
   return needed;
@@ -59,7 +70,7 @@ export async function missingPermissions(
 }
 
 async function isAllowed(transport: Pick<KubeTransport, "request">, permission: Permission): Promise<boolean> {
-  const { verb, group, resource, subresource, namespace } = permission;
+  const { verb, group, resource, subresource, namespace, name } = permission;
   const { body } = await transport.request("create", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
     body: {
       apiVersion: "authorization.k8s.io/v1",
@@ -71,6 +82,7 @@ async function isAllowed(transport: Pick<KubeTransport, "request">, permission: 
           resource,
           ...(subresource !== undefined && { subresource }),
           ...(namespace !== undefined && { namespace }),
+          ...(name !== undefined && { name }),
         },
       },
     },
@@ -110,20 +122,25 @@ function resourceName(permission: Permission): string {
   return permission.subresource ? `${permission.resource}/${permission.subresource}` : permission.resource;
 }
 
-/** One rule per API group and verb set, resources sharing both merged, as PolicyRule YAML. */
+/** One rule per API group, verb set and object name, resources sharing all three merged, as PolicyRule YAML. */
 function rulesYaml(permissions: readonly Permission[]): string[] {
-  const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<string> }>();
+  const verbsByResource = new Map<string, { group: string; resource: string; name?: string; verbs: Set<string> }>();
   for (const p of permissions) {
-    const key = JSON.stringify([p.group, resourceName(p)]);
-    const entry = verbsByResource.get(key) ?? { group: p.group, resource: resourceName(p), verbs: new Set<string>() };
+    const key = JSON.stringify([p.group, resourceName(p), p.name ?? ""]);
+    const entry = verbsByResource.get(key) ?? {
+      group: p.group,
+      resource: resourceName(p),
+      ...(p.name !== undefined && { name: p.name }),
+      verbs: new Set<string>(),
+    };
     entry.verbs.add(p.verb);
     verbsByResource.set(key, entry);
   }
-  const rules = new Map<string, { group: string; resources: string[]; verbs: string[] }>();
-  for (const { group, resource, verbs } of verbsByResource.values()) {
+  const rules = new Map<string, { group: string; resources: string[]; name?: string; verbs: string[] }>();
+  for (const { group, resource, name, verbs } of verbsByResource.values()) {
     const sortedVerbs = [...verbs].sort();
-    const key = JSON.stringify([group, sortedVerbs]);
-    const rule = rules.get(key) ?? { group, resources: [], verbs: sortedVerbs };
+    const key = JSON.stringify([group, sortedVerbs, name ?? ""]);
+    const rule = rules.get(key) ?? { group, resources: [], ...(name !== undefined && { name }), verbs: sortedVerbs };
     rule.resources.push(resource);
     rules.set(key, rule);
   }
@@ -131,6 +148,7 @@ function rulesYaml(permissions: readonly Permission[]): string[] {
   return [...rules.values()].flatMap((rule) => [
     `- apiGroups: ${list([rule.group])}`,
     `  resources: ${list(rule.resources)}`,
+    ...(rule.name === undefined ? [] : [`  resourceNames: ${list([rule.name])}`]),
     `  verbs: ${list(rule.verbs)}`,
   ]);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds etcd and kube-apiserver from the Go module proxy and caches them outside the work tree.
+# Builds etcd, kube-apiserver, kubectl (which renders kustomize overlays), and kube-controller-manager and
+# kube-scheduler (for the whole-cluster e2e tests) from the Go module proxy and caches them outside the work tree.
 # Prints the directory holding the binaries on stdout; progress goes to stderr.
 #
 # The cache key is the module's go.mod + go.sum, so a version bump rebuilds and nothing else does.
@@ -15,7 +16,14 @@ etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; e
 sum=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
 target="$cache_root/kube-$k8s_version-etcd-$etcd_version-$sum"
 
-if [[ -x "$target/kube-apiserver" && -x "$target/etcd" ]]; then
+complete() {
+  local binary
+  for binary in kube-apiserver etcd kubectl kube-controller-manager kube-scheduler; do
+    [[ -x "$target/$binary" ]] || return 1
+  done
+}
+
+if complete; then
   echo "$target"
   exit 0
 fi
@@ -26,7 +34,7 @@ mkdir -p "$cache_root"
 # One build at a time per cache; a second caller waits and then finds the finished binaries.
 exec 9>"$cache_root/.lock"
 flock 9
-if [[ -x "$target/kube-apiserver" && -x "$target/etcd" ]]; then
+if complete; then
   echo "$target"
   exit 0
 fi
@@ -34,7 +42,7 @@ fi
 scratch=$(mktemp -d "$cache_root/.building.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
-echo "building kube-apiserver $k8s_version and etcd $etcd_version (first time only; 10-20 minutes on 2 cores)" >&2
+echo "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $k8s_version and etcd $etcd_version (first time only; 10-25 minutes on 2 cores)" >&2
 version_flags="-X k8s.io/component-base/version.gitVersion=$k8s_version"
 version_flags+=" -X k8s.io/component-base/version.gitMajor=$(echo "$k8s_version" | cut -d. -f1 | tr -d v)"
 version_flags+=" -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)"
@@ -44,7 +52,13 @@ cd "$here"
 export CGO_ENABLED=0
 started=$SECONDS
 go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-controller-manager" \
+  k8s.io/kubernetes/cmd/kube-controller-manager
+go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
 go build -trimpath -ldflags "-s -w" -o "$scratch/etcd" go.etcd.io/etcd/server/v3
+# kubectl reports its version from client-go, so it gets the same version stamp there too.
+go build -trimpath -ldflags "-s -w $version_flags ${version_flags//component-base/client-go\/pkg}" \
+  -o "$scratch/kubectl" k8s.io/kubernetes/cmd/kubectl
 echo "built in $((SECONDS - started)) s" >&2
 
 rm -rf "$target"

@@ -1,10 +1,15 @@
-// Locates the etcd and kube-apiserver binaries, building them on first use (cached by version).
+// Locates the etcd, kube-apiserver and kubectl binaries, building them on first use (cached by version).
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type ControlPlaneBinaries = { readonly etcd: string; readonly kubeApiserver: string };
+export type ControlPlaneBinaries = {
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  /** kubectl of the same release, with its built-in kustomize: renders and applies the manifests. */
+  readonly kubectl: string;
+};
 
 /** test/controlplane/, found from the compiled location (dist/test/harness) or the source one. */
 function controlPlaneModuleDir(): string {
@@ -20,7 +25,7 @@ function controlPlaneModuleDir(): string {
 let cached: ControlPlaneBinaries | undefined;
 
 /**
- * CNI_REPAIR_CONTROLPLANE_BIN points at a directory with both binaries (skips the build);
+ * CNI_REPAIR_CONTROLPLANE_BIN points at a directory with all three binaries (skips the build);
  * otherwise build.sh prints the cache directory, building only when the cache is empty.
  */
 export function controlPlaneBinaries(): ControlPlaneBinaries {
@@ -31,7 +36,11 @@ export function controlPlaneBinaries(): ControlPlaneBinaries {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
     }).trim();
-  const binaries = { etcd: join(dir, "etcd"), kubeApiserver: join(dir, "kube-apiserver") };
+  const binaries = {
+    etcd: join(dir, "etcd"),
+    kubeApiserver: join(dir, "kube-apiserver"),
+    kubectl: join(dir, "kubectl"),
+  };
   for (const path of Object.values(binaries)) {
     if (!existsSync(path)) throw new Error(`control-plane binary missing: ${path}`);
   }

@@ -30,6 +30,11 @@ export type ControlPlaneOptions = {
   /** Extra kube-apiserver flags, e.g. to tune the watch cache in a test. */
   readonly apiServerArgs?: readonly string[];
   readonly startTimeoutMs?: number;
+  /**
+   * Keep the ServiceAccount admission plugin on, as in a real cluster: only when a kube-controller-manager
+   * creates the "default" ServiceAccount of each namespace (the e2e cluster), or every pod is rejected.
+   */
+  readonly serviceAccountAdmission?: boolean;
 };
 
 const live = new Set<ControlPlane>();
@@ -182,8 +187,8 @@ export class ControlPlane {
         `--service-account-key-file=${join(this.dir, "sa.pub")}`,
         `--service-account-signing-key-file=${join(this.dir, "sa.key")}`,
         "--service-cluster-ip-range=10.96.0.0/16",
-        // No controller-manager creates "default" ServiceAccounts here, so this admission would reject every pod.
-        "--disable-admission-plugins=ServiceAccount",
+        // Without a controller-manager no "default" ServiceAccounts appear, so this admission would reject every pod.
+        ...(this.#options.serviceAccountAdmission === true ? [] : ["--disable-admission-plugins=ServiceAccount"]),
         "--allow-privileged=true",
         `--audit-policy-file=${join(this.dir, "audit-policy.yaml")}`,
         `--audit-log-path=${this.auditLogPath}`,
@@ -227,6 +232,16 @@ export class ControlPlane {
     const revision = Number(header?.revision);
     await post("/v3/kv/compaction", { revision: String(revision), physical: true });
     return revision;
+  }
+
+  /** The API server's self-signed serving certificate and key (PEM files; the certificate is also its CA). */
+  get servingCertFiles(): { cert: string; key: string } {
+    return { cert: join(this.dir, "certs", "apiserver.crt"), key: join(this.dir, "certs", "apiserver.key") };
+  }
+
+  /** The key that signs service-account tokens (a controller-manager's token controller needs it too). */
+  get serviceAccountKeyFile(): string {
+    return join(this.dir, "sa.key");
   }
 
   /** The API server's loopback host and port, for proxies in front of it. */

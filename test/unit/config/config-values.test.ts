@@ -2,8 +2,8 @@
 
 import { expect } from "chai";
 import { type Config, parseConfig } from "../../../src/config/config.js";
-import { isAmbient, type ValidatorRule } from "../../../src/detect/rule.js";
 import { envVarName, type FlagName, flagNames, flags } from "../../../src/config/flags.js";
+import { isAmbient, type ValidatorRule } from "../../../src/detect/rule.js";
 
 // A custom rule names no CNI agent, so with the readiness gate on (the default) it needs a selector.
 const custom = {
@@ -98,7 +98,13 @@ const cases: readonly Case[] = [
   { flag: "log-level", text: "debug", read: (c) => c.logLevel, want: "debug" },
   { flag: "log-format", text: "text", read: (c) => c.logFormat, want: "text" },
   { flag: "shutdown-timeout", text: "0s", read: (c) => c.shutdownTimeoutMs, want: 0 },
-  { flag: "ambient-action", text: "delete", with: { preset: "istio-ambient" }, read: (c) => ambient(c)?.action, want: "delete" },
+  {
+    flag: "ambient-action",
+    text: "delete",
+    with: { preset: "istio-ambient" },
+    read: (c) => ambient(c)?.action,
+    want: "delete",
+  },
   {
     flag: "ambient-enroll-grace",
     text: "2m",

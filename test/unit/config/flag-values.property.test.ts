@@ -100,7 +100,9 @@ describe("config/flag value spaces (properties)", () => {
       fc.assert(
         fc.property(near, (text) => {
           expect(flag.parse(text)).to.deep.equal(
-            choices.includes(text) ? { ok: true, value: text } : { ok: false, reason: `expected one of ${choices.join(", ")}` },
+            choices.includes(text)
+              ? { ok: true, value: text }
+              : { ok: false, reason: `expected one of ${choices.join(", ")}` },
           );
         }),
         { numRuns: 200 },
@@ -129,7 +131,10 @@ describe("config/flag value spaces (properties)", () => {
   it("--max-broken-fraction accepts exactly the decimals greater than 0 and at most 1", () => {
     const flag = table["max-broken-fraction"];
     const decimal = fc
-      .tuple(fc.constantFrom("", "0", "1", "2", "10"), fc.option(fc.string({ unit: fc.constantFrom("0", "1", "5", "9"), minLength: 1, maxLength: 4 })))
+      .tuple(
+        fc.constantFrom("", "0", "1", "2", "10"),
+        fc.option(fc.string({ unit: fc.constantFrom("0", "1", "5", "9"), minLength: 1, maxLength: 4 })),
+      )
       .map(([whole, fraction]) => (fraction === null ? whole : `${whole}.${fraction}`))
       .filter((text) => text !== "");
     fc.assert(
@@ -153,14 +158,20 @@ describe("config/flag value spaces (properties)", () => {
       switch (flag.type) {
         case "int": {
           const [min, max] = intRange(flag);
-          return fc.oneof(fc.integer({ min: Math.max(0, min - 2), max: Math.min(max + 2, min + 1000) }).map(String), numberish);
+          return fc.oneof(
+            fc.integer({ min: Math.max(0, min - 2), max: Math.min(max + 2, min + 1000) }).map(String),
+            numberish,
+          );
         }
         case "duration":
           return fc.oneof(fc.nat({ max: 25 * 3_600_000 }).map(formatDuration), fc.string({ maxLength: 5 }));
         case "bool":
           return fc.constantFrom("true", "false", "1", "0", "yes");
         case "enum":
-          return fc.oneof(fc.constantFrom(...flag.valueName.replace(/^<|>$/g, "").split("|")), fc.string({ maxLength: 5 }));
+          return fc.oneof(
+            fc.constantFrom(...flag.valueName.replace(/^<|>$/g, "").split("|")),
+            fc.string({ maxLength: 5 }),
+          );
         default:
           return fc.oneof(fc.constant(flag.defaultText), fc.string({ maxLength: 12 }));
       }

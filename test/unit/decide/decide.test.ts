@@ -358,7 +358,10 @@ describe("decide", () => {
         loop: fc.record({ waitMs: fc.oneof(fc.constant(0), fc.nat(3_600_000)), detail: fc.string() }),
         storm: fc.record({ detail: fc.string() }),
         agent: fc.oneof(
-          fc.record({ reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const), detail: fc.string() }),
+          fc.record({
+            reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
+            detail: fc.string(),
+          }),
           fc.record({
             reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
             waitMs: fc.nat(60_000),

@@ -87,7 +87,15 @@ describe("detection on huge input (properties)", function () {
     const huge = fc.integer({ min: 1_000, max: 20_000 }).map((n) => Array.from({ length: n }, (_, i) => i));
     const field = fc.oneof(huge, fc.constant(deepJunk(20_000)), fc.string({ maxLength: 5 }));
     const shaped = fc.record({
-      metadata: fc.record({ namespace: field, name: field, uid: field, resourceVersion: field, labels: field, annotations: field, ownerReferences: field }),
+      metadata: fc.record({
+        namespace: field,
+        name: field,
+        uid: field,
+        resourceVersion: field,
+        labels: field,
+        annotations: field,
+        ownerReferences: field,
+      }),
       spec: fc.record({ nodeName: field, restartPolicy: field, initContainers: field }),
       status: fc.record({ phase: field, initContainerStatuses: field }),
     });

@@ -1,8 +1,8 @@
 // Tests of the built-in mesh presets.
 
 import { expect } from "chai";
-import type { ValidatorRule } from "../../../src/detect/rule.js";
 import { isPresetName, presetNames, presetRule } from "../../../src/detect/presets.js";
+import type { ValidatorRule } from "../../../src/detect/rule.js";
 
 describe("presets", () => {
   it("lists istio, linkerd and istio-ambient", () => {

@@ -1,0 +1,52 @@
+// Locates the binaries of the whole-cluster e2e mode: kube-controller-manager and kube-scheduler (built with the
+// control plane, same release) and kwok (its own Go module and cache), building them on first use.
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { controlPlaneBinaries } from "./binaries.js";
+
+export type ClusterBinaries = {
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+  /** Fake nodes: runs the pods bound to them like a kubelet would, by the stages it is given. */
+  readonly kwok: string;
+};
+
+let cached: ClusterBinaries | undefined;
+
+/** test/controlplane/kwok/build.sh, found from the compiled location (dist/test/harness) or the source one. */
+function kwokBuildScript(): string {
+  let dir = fileURLToPath(new URL(".", import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, "test", "controlplane", "kwok", "build.sh");
+    if (existsSync(candidate)) return candidate;
+    dir = join(dir, "..");
+  }
+  throw new Error("cannot find test/controlplane/kwok/build.sh above the test harness");
+}
+
+/**
+ * The controller-manager and scheduler sit beside kube-apiserver (CNI_REPAIR_CONTROLPLANE_BIN or build.sh);
+ * CNI_REPAIR_KWOK_BIN points at a directory holding kwok, otherwise kwok/build.sh builds or finds it.
+ */
+export function clusterBinaries(): ClusterBinaries {
+  if (cached) return cached;
+  const controlPlaneDir = dirname(controlPlaneBinaries().kubeApiserver);
+  const kwokDir =
+    process.env.CNI_REPAIR_KWOK_BIN ??
+    execFileSync(kwokBuildScript(), {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }).trim();
+  const binaries = {
+    kubeControllerManager: join(controlPlaneDir, "kube-controller-manager"),
+    kubeScheduler: join(controlPlaneDir, "kube-scheduler"),
+    kwok: join(kwokDir, "kwok"),
+  };
+  for (const path of Object.values(binaries)) {
+    if (!existsSync(path)) throw new Error(`e2e cluster binary missing: ${path} (is the control-plane cache stale?)`);
+  }
+  cached = binaries;
+  return binaries;
+}

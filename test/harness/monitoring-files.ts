@@ -1,0 +1,73 @@
+// The shipped monitoring files (manifests/monitoring): the dashboard's panel queries and the alerting rules.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** manifests/monitoring/, found from the compiled location (dist/test/harness) or the source one. */
+export function monitoringDir(): string {
+  let dir = fileURLToPath(new URL(".", import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, "manifests", "monitoring");
+    if (existsSync(join(candidate, "kustomization.yaml"))) return candidate;
+    dir = join(dir, "..");
+  }
+  throw new Error("cannot find manifests/monitoring above the test harness");
+}
+
+export type DashboardTarget = { readonly refId: string; readonly expr: string; readonly datasource?: { uid?: string } };
+export type DashboardPanel = {
+  readonly id: number;
+  readonly type: string;
+  readonly title: string;
+  readonly gridPos: { h: number; w: number; x: number; y: number };
+  readonly targets?: DashboardTarget[];
+  readonly panels?: DashboardPanel[];
+};
+export type DashboardVariable = { readonly name: string; readonly type: string; readonly query?: unknown };
+export type Dashboard = {
+  readonly uid: string;
+  readonly title: string;
+  readonly panels: DashboardPanel[];
+  readonly templating: { list: DashboardVariable[] };
+};
+
+export function readDashboard(): Dashboard {
+  return JSON.parse(readFileSync(join(monitoringDir(), "dashboard.json"), "utf8")) as Dashboard;
+}
+
+/** Every panel, rows' nested panels included, except the rows themselves. */
+export function dashboardPanels(dashboard: Dashboard): DashboardPanel[] {
+  return dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]).filter((panel) => panel.type !== "row");
+}
+
+/** Each panel query as "panel title / refId" and its expression. */
+export function dashboardQueries(dashboard: Dashboard): { name: string; expr: string }[] {
+  return dashboardPanels(dashboard).flatMap((panel) =>
+    (panel.targets ?? []).map((target) => ({ name: `${panel.title} / ${target.refId}`, expr: target.expr })),
+  );
+}
+
+export type VariableValues = {
+  readonly namespace: string;
+  /** The pods, as Grafana expands a multi-value variable inside =~: (a|b). */
+  readonly pods: readonly string[];
+  /** What Grafana puts in for $__rate_interval and $__range. */
+  readonly rateInterval: string;
+  readonly range: string;
+};
+
+/** Replaces the dashboard variables the way Grafana does before it sends a query. */
+export function substituteVariables(expr: string, values: VariableValues): string {
+  const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\\\$&");
+  return expr
+    .replaceAll("$__rate_interval", values.rateInterval)
+    .replaceAll("$__range", values.range)
+    .replaceAll("$namespace", values.namespace)
+    .replaceAll("$pod", `(${values.pods.map(regexEscape).join("|")})`);
+}
+
+/** The metric selectors of an expression (`name{labels}` or a bare name), for the metrics we ship. */
+export function metricSelectors(expr: string): string[] {
+  const found = expr.matchAll(/\b((?:cni_repair|process|nodejs)_\w+|up(?=\{))(\{[^}]*\})?/g);
+  return [...new Set([...found].map((match) => `${match[1]}${match[2] ?? ""}`))];
+}

@@ -1,0 +1,171 @@
+// The shipped kustomize overlays (manifests/overlays): rendered by the real kubectl, installed on the test control
+// plane with server-side apply, and the command line a pod of their workload would run.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type KubernetesObject,
+  loadAllYaml,
+  type V1ClusterRole,
+  type V1ClusterRoleBinding,
+  type V1Container,
+  type V1DaemonSet,
+  type V1Deployment,
+  type V1Role,
+  type V1RoleBinding,
+} from "@kubernetes/client-node";
+import { baselinePermissions, effectivePermissions, permissionsOf } from "./access-review.js";
+import type { ControlPlane } from "./control-plane.js";
+import { kubectl } from "./kubectl.js";
+import { serviceAccountToken } from "./service-account-files.js";
+import { waitFor } from "./wait.js";
+
+export const OVERLAYS = ["cluster", "per-node", "label-only", "dry-run"] as const;
+export type Overlay = (typeof OVERLAYS)[number];
+
+/** Where every overlay installs the controller, and the identity it runs as. */
+export const INSTALL = { namespace: "cni-repair", serviceAccount: "cni-repair" } as const;
+/** The label the base puts on every object: what an uninstall selects. */
+const PART_OF = "app.kubernetes.io/part-of=cni-repair";
+
+export type Rendered = {
+  readonly overlay: Overlay;
+  readonly yaml: string;
+  readonly objects: readonly KubernetesObject[];
+};
+
+/** manifests/, found from the compiled location (dist/test/harness) or the source one. */
+export function manifestsDir(): string {
+  let dir = fileURLToPath(new URL(".", import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, "manifests", "overlays"))) return join(dir, "manifests");
+    dir = join(dir, "..");
+  }
+  throw new Error("cannot find manifests/overlays above the test harness");
+}
+
+/** `kubectl kustomize manifests/overlays/<overlay>`, as `kubectl apply -k` would render it. */
+export async function renderOverlay(overlay: Overlay): Promise<Rendered> {
+  const yaml = await kubectl(["kustomize", join(manifestsDir(), "overlays", overlay)]);
+  return { overlay, yaml, objects: loadAllYaml(yaml) as KubernetesObject[] };
+}
+
+export function objectsOfKind<T extends KubernetesObject>(rendered: Rendered, kind: string): T[] {
+  return rendered.objects.filter((object) => object.kind === kind) as T[];
+}
+
+/** The overlay's one workload: a Deployment or a DaemonSet. */
+export function workloadOf(rendered: Rendered): V1Deployment | V1DaemonSet {
+  const workloads = rendered.objects.filter((object) => object.kind === "Deployment" || object.kind === "DaemonSet");
+  if (workloads.length !== 1) throw new Error(`${rendered.overlay}: expected one workload, got ${workloads.length}`);
+  return workloads[0] as V1Deployment | V1DaemonSet;
+}
+
+export function controllerContainer(rendered: Rendered): V1Container {
+  const containers = workloadOf(rendered).spec?.template.spec?.containers ?? [];
+  if (containers.length !== 1) throw new Error(`${rendered.overlay}: expected one container, got ${containers.length}`);
+  return containers[0] as V1Container;
+}
+
+/** What the downward API would fill in for one pod of the workload. */
+export type PodPlacement = { readonly namespace: string; readonly nodeName: string; readonly podName: string };
+
+const DOWNWARD_FIELDS: Record<string, (placement: PodPlacement) => string> = {
+  "metadata.namespace": (placement) => placement.namespace,
+  "metadata.name": (placement) => placement.podName,
+  "spec.nodeName": (placement) => placement.nodeName,
+};
+
+/** The container's args and env as the kubelet would start it: downward-API fields and $(VAR) references resolved. */
+export function podCommand(
+  container: V1Container,
+  placement: PodPlacement,
+): { args: string[]; env: Record<string, string> } {
+  const env: Record<string, string> = {};
+  for (const variable of container.env ?? []) {
+    const field = variable.valueFrom?.fieldRef?.fieldPath;
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+    else if (field !== undefined && DOWNWARD_FIELDS[field]) env[variable.name] = DOWNWARD_FIELDS[field](placement);
+    else
+      throw new Error(`env ${variable.name}: only values and ${Object.keys(DOWNWARD_FIELDS).join(", ")} are handled`);
+  }
+  if (container.command?.length) throw new Error("the image's entry point is expected to run, not a command override");
+  const args = (container.args ?? []).map((arg) =>
+    arg.replace(/\$\((\w+)\)/g, (ref, name: string) => env[name] ?? ref),
+  );
+  return { args, env };
+}
+
+/** Permissions the rendered RBAC grants the controller's ServiceAccount in its own namespace. */
+export function renderedPermissions(rendered: Rendered): string[] {
+  const boundToController = (binding: V1RoleBinding | V1ClusterRoleBinding) =>
+    (binding.subjects ?? []).some(
+      (subject) =>
+        subject.kind === "ServiceAccount" &&
+        subject.name === INSTALL.serviceAccount &&
+        subject.namespace === INSTALL.namespace,
+    );
+  const roles = [...objectsOfKind<V1Role>(rendered, "Role"), ...objectsOfKind<V1ClusterRole>(rendered, "ClusterRole")];
+  const bindings = [
+    ...objectsOfKind<V1RoleBinding>(rendered, "RoleBinding"),
+    ...objectsOfKind<V1ClusterRoleBinding>(rendered, "ClusterRoleBinding"),
+  ].filter(boundToController);
+  const rules = bindings.flatMap((binding) => {
+    const role = roles.find((r) => r.kind === binding.roleRef.kind && r.metadata?.name === binding.roleRef.name);
+    if (!role) throw new Error(`${binding.metadata?.name} refers to ${binding.roleRef.name}, which is not rendered`);
+    return role.rules ?? [];
+  });
+  return permissionsOf(rules);
+}
+
+/** Deletes what an earlier install left behind (the Namespace stays: without a namespace controller it would never go). */
+export async function uninstall(plane: ControlPlane): Promise<void> {
+  await kubectl(["delete", "clusterrole,clusterrolebinding", "-l", PART_OF, "--ignore-not-found"], { plane });
+  await kubectl(
+    [
+      "delete",
+      "--namespace",
+      INSTALL.namespace,
+      "deployment,daemonset,poddisruptionbudget,service,networkpolicy,role,rolebinding,serviceaccount",
+      "-l",
+      PART_OF,
+      "--ignore-not-found",
+    ],
+    { plane },
+  );
+  await kubectl(["delete", "--namespace", INSTALL.namespace, "lease", "cni-repair", "--ignore-not-found"], { plane });
+}
+
+export type Installed = {
+  readonly rendered: Rendered;
+  /** kubectl apply's report: one "kind/name serverside-applied" line per object. */
+  readonly applied: readonly string[];
+  /** A TokenRequest token of the controller's ServiceAccount. */
+  readonly token: string;
+};
+
+/**
+ * Replaces any earlier install with this overlay, as `kubectl apply --server-side` of its rendering, and waits until
+ * the authorizer grants the ServiceAccount exactly what the rendered RBAC says on top of what every authenticated
+ * identity may do (the authorizer reads RBAC through an informer, so grants and revocations take a moment).
+ */
+export async function installOverlay(plane: ControlPlane, overlay: Overlay): Promise<Installed> {
+  const rendered = await renderOverlay(overlay);
+  await uninstall(plane);
+  const report = await kubectl(
+    ["apply", "--server-side", "--validate=strict", "--field-manager=cni-repair-tests", "-f", "-"],
+    {
+      plane,
+      input: rendered.yaml,
+    },
+  );
+  const token = await serviceAccountToken(plane, INSTALL.namespace, INSTALL.serviceAccount);
+  const baseline = await baselinePermissions(plane, INSTALL.namespace);
+  const expected = [...new Set([...baseline, ...renderedPermissions(rendered)])].sort().join("\n");
+  await waitFor(
+    `the ${overlay} overlay's RBAC to take effect`,
+    async () => (await effectivePermissions(plane, token, INSTALL.namespace)).join("\n") === expected,
+    { timeoutMs: 10_000, intervalMs: 200 },
+  );
+  return { rendered, applied: report.trim().split("\n"), token };
+}

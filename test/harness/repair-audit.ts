@@ -1,0 +1,65 @@
+// Judges a repair wave from the API server's audit log: which pod UIDs cni-repair sent DELETEs for, whether any
+// of them was a pod that was not broken, whether any UID got more than one DELETE that took effect, and how
+// long each broken pod waited for its repair.
+import { controllerDeletes } from "./audit-log.js";
+import type { BrokenPodRecord } from "./cni-simulator.js";
+
+export type DeleteRecord = {
+  readonly name: string;
+  /** The UID precondition of the DELETE: the pod it was meant for. */
+  readonly uid: string;
+  readonly code: number;
+  readonly atMs: number;
+};
+
+/** Every DELETE cni-repair sent for pods in the namespace, in the order the server logged them. */
+export function deleteRecords(auditLogPath: string, namespace: string): DeleteRecord[] {
+  return controllerDeletes(auditLogPath, namespace).map((event) => ({
+    name: event.objectRef?.name ?? "",
+    uid: String((event.requestObject?.preconditions as { uid?: unknown } | undefined)?.uid ?? ""),
+    code: event.responseStatus?.code ?? 0,
+    atMs: Date.parse(event.stageTimestamp),
+  }));
+}
+
+export type WaveReport = {
+  readonly deletes: readonly DeleteRecord[];
+  /** DELETEs that took effect (200) on a UID that was never broken, or without a UID precondition. */
+  readonly wrong: readonly DeleteRecord[];
+  /** UIDs with more than one DELETE that took effect. */
+  readonly repeated: readonly string[];
+  /** Broken pods no DELETE took effect on (yet). */
+  readonly unrepaired: readonly BrokenPodRecord[];
+  /** Per repaired pod, ms from `fromMs` (or from when it broke, if later) to its first successful DELETE. */
+  readonly repairMs: ReadonlyMap<string, number>;
+};
+
+/** Compares the controller's DELETEs against the pods the CNI simulator broke. */
+export function judgeWave(
+  auditLogPath: string,
+  namespace: string,
+  broken: readonly BrokenPodRecord[],
+  fromMs = 0,
+): WaveReport {
+  const deletes = deleteRecords(auditLogPath, namespace);
+  const brokenByUid = new Map(broken.map((pod) => [pod.uid, pod]));
+  const succeeded = deletes.filter((d) => d.code >= 200 && d.code < 300);
+  const wrong = succeeded.filter((d) => d.uid === "" || !brokenByUid.has(d.uid));
+  const perUid = new Map<string, number>();
+  for (const d of succeeded) perUid.set(d.uid, (perUid.get(d.uid) ?? 0) + 1);
+  const repairMs = new Map<string, number>();
+  for (const d of succeeded) {
+    const pod = brokenByUid.get(d.uid);
+    if (pod && !repairMs.has(d.uid)) repairMs.set(d.uid, d.atMs - Math.max(fromMs, pod.brokenAtMs));
+  }
+  return {
+    deletes,
+    wrong,
+    repeated: [...perUid].filter(([, count]) => count > 1).map(([uid]) => uid),
+    unrepaired: broken.filter((pod) => !repairMs.has(pod.uid)),
+    repairMs,
+  };
+}
+
+/** The longest wait for a repair, in ms (0 when nothing was repaired). */
+export const slowestRepair = (report: WaveReport): number => Math.max(0, ...report.repairMs.values());

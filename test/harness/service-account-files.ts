@@ -1,0 +1,46 @@
+// What a pod's container sees of its ServiceAccount: the token, the CA and the namespace, laid out under a root.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreV1Api } from "@kubernetes/client-node";
+import type { ControlPlane } from "./control-plane.js";
+import type { InCluster } from "./in-cluster.js";
+
+/** A TokenRequest token of an existing ServiceAccount. */
+export async function serviceAccountToken(plane: ControlPlane, namespace: string, name: string): Promise<string> {
+  const core = plane.kubeConfig().makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
+  return token;
+}
+
+/**
+ * The environment of a process running "in-cluster" as this ServiceAccount (of a pod in its namespace): the
+ * files under CNI_REPAIR_IN_CLUSTER_ROOT, KUBERNETES_SERVICE_HOST/PORT, and an empty HOME.
+ */
+export async function inClusterAs(plane: ControlPlane, namespace: string, name: string): Promise<InCluster> {
+  const token = await serviceAccountToken(plane, namespace, name);
+  const root = mkdtempSync(join(tmpdir(), "cni-repair-in-cluster-"));
+  const secrets = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
+  mkdirSync(secrets, { recursive: true });
+  writeFileSync(join(secrets, "token"), token);
+  writeFileSync(join(secrets, "ca.crt"), plane.caPem);
+  writeFileSync(join(secrets, "namespace"), namespace);
+  const home = join(root, "home");
+  mkdirSync(home);
+  const url = new URL(plane.server);
+  return {
+    env: {
+      KUBERNETES_SERVICE_HOST: url.hostname,
+      KUBERNETES_SERVICE_PORT: url.port,
+      CNI_REPAIR_IN_CLUSTER_ROOT: root,
+      HOME: home,
+    },
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}

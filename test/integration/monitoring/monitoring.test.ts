@@ -1,0 +1,223 @@
+// The shipped dashboard and alerts, evaluated by a real Prometheus scraping a real controller during a repair scenario.
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { isAlive } from "../../harness/control-plane.js";
+import { ControllerProcess } from "../../harness/controller-process.js";
+import {
+  dashboardQueries,
+  metricSelectors,
+  monitoringDir,
+  readDashboard,
+  substituteVariables,
+} from "../../harness/monitoring-files.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
+import { Prometheus, requirePrometheusBinaries } from "../../harness/prometheus.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+import { createBrokenPods, createHealthyCluster, leaseHeldElsewhere, refuseDeletes } from "./scenario.js";
+
+const JOB = "cni-repair";
+const POD = "cni-repair-7f9c-abcde";
+const STORM_PODS = 3;
+/** The alerts the scenario makes true while the controller runs, and those it must not. */
+const FIRING = [
+  "CniRepairBrokenPodsNotRepaired",
+  "CniRepairRepairsFailing",
+  "CniRepairStormBreakerOpen",
+  "CniRepairCniAgentNotReady",
+];
+const QUIET = ["CniRepairControllerDown", "CniRepairNoLeader", "CniRepairWatchNotSynced"];
+
+describe("monitoring: dashboard and alerts on a real Prometheus", function () {
+  this.timeout(180_000);
+  const alertsFile = join(monitoringDir(), "alerts.yaml");
+  let namespace: string;
+  let controller: ControllerProcess | undefined;
+  let prometheus: Prometheus | undefined;
+  let allowDeletes: (() => Promise<void>) | undefined;
+  let failed = true;
+
+  before(async () => {
+    requirePrometheusBinaries();
+    const api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+    namespace = await createTestNamespace(api, "mon");
+    allowDeletes = await refuseDeletes(controlPlane(), namespace);
+    await createHealthyCluster(api, namespace, 14);
+    // Another replica holds the Lease: our controller starts as a standby.
+    const lease = await leaseHeldElsewhere(controlPlane(), namespace, "cni-repair");
+    controller = await ControllerProcess.start({
+      args: [
+        `--kubeconfig=${controlPlane().kubeconfigPath}`,
+        `--field-selector=metadata.namespace=${namespace}`,
+        `--cni-agent-namespace=${namespace}`,
+        "--preset=istio,linkerd",
+        "--leader-elect=true",
+        `--leader-election-namespace=${namespace}`,
+        "--retry-period=500ms",
+        "--max-retries=2",
+        "--retry-base-delay=100ms",
+        `--storm-min-broken=${STORM_PODS}`,
+      ],
+      waitReady: false,
+    });
+    await waitFor("the controller's /metrics", async () => (await controller?.get("/metrics"))?.status === 200, {
+      timeoutMs: 20_000,
+    });
+    const address = new URL(controller.url).host;
+    prometheus = await Prometheus.start({
+      job: JOB,
+      // The labels a ServiceMonitor gives the target: the dashboard's variables select on them.
+      targets: [{ address, labels: { namespace: "cni-repair", pod: POD } }],
+      ruleFiles: [alertsFile],
+    });
+    await waitFor("a first scrape", async () => (await prometheus?.series(`cni_repair_leader{job="${JOB}"}`))?.length);
+    await createBrokenPods(api, namespace, STORM_PODS);
+
+    // Standby: nobody repairs, and the no-leader alert's expression sees it.
+    const noLeader = await waitFor("the no-leader expression", async () => {
+      const rule = (await prometheus?.rules())?.find((r) => r.name === "CniRepairNoLeader");
+      return rule && (await prometheus?.series(rule.query))?.length === 1;
+    });
+    expect(noLeader).to.equal(true);
+    expect(await controller.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })).to.equal(
+      0,
+    );
+
+    await lease.release();
+    await waitFor("leadership", async () => (await controller?.metric("cni_repair_leader")) === 1, {
+      timeoutMs: 20_000,
+    });
+    const metric = (name: string, labels: Record<string, string> = {}) => controller?.metric(name, labels) ?? 0;
+    await waitFor(
+      "the scenario: repairs, failures given up, holds of every kind",
+      async () =>
+        (await metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) >= 2 &&
+        (await metric("cni_repair_retries_exhausted_total")) >= 1 &&
+        (await metric("cni_repair_pods_held", { reason: "terminal" })) === 1 &&
+        (await metric("cni_repair_pods_held", { reason: "bare_pod" })) === 1 &&
+        (await metric("cni_repair_pods_held", { reason: "cni_agent_not_ready" })) === 1 &&
+        (await metric("cni_repair_pods_held", { reason: "storm" })) === STORM_PODS,
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    // A few more scrapes, so rates over the scenario have samples on both sides of every change.
+    const scraped = Date.now() / 1000;
+    await waitFor(
+      "scrapes after the scenario",
+      async () => {
+        const [sample] = (await prometheus?.series(`timestamp(cni_repair_build_info{job="${JOB}"})`)) ?? [];
+        return sample !== undefined && sample.value > scraped + 2;
+      },
+      { timeoutMs: 15_000, intervalMs: 250 },
+    );
+    failed = false;
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state === "failed") failed = true;
+  });
+
+  after(async () => {
+    if (failed) {
+      console.log(controller?.output());
+      console.log(prometheus?.logTail());
+    }
+    await controller?.stop();
+    const pid = prometheus?.pid;
+    const dir = prometheus?.dir;
+    await prometheus?.stop();
+    await allowDeletes?.();
+    // Torn down: no Prometheus process, no directory.
+    if (pid !== undefined) expect(isAlive(pid)).to.equal(false);
+    if (dir !== undefined) expect(existsSync(dir)).to.equal(false);
+  });
+
+  it("promtool accepts the alerting rules", () => {
+    const { promtool } = requirePrometheusBinaries();
+    const output = execFileSync(promtool, ["check", "rules", alertsFile], { encoding: "utf8" });
+    expect(output).to.include("SUCCESS: 7 rules found");
+  });
+
+  it("every dashboard panel query parses and returns series, and the selectors in it match", async () => {
+    const values = { namespace: "cni-repair", pods: [POD], rateInterval: "1m", range: "5m" };
+    const queries = dashboardQueries(readDashboard());
+    expect(queries.length).to.be.greaterThan(20);
+    for (const { name, expr } of queries) {
+      const query = substituteVariables(expr, values);
+      expect(query, name).to.not.include("$");
+      const series = await prometheus?.series(query);
+      expect(series, `${name}: ${query}`).to.not.be.empty;
+      for (const selector of metricSelectors(query)) {
+        expect(await prometheus?.series(selector), `${name}: ${selector}`).to.not.be.empty;
+      }
+    }
+  });
+
+  it("the panels show the scenario: repairs, broken pods, holds by reason, latency, leader", async () => {
+    const values = { namespace: "cni-repair", pods: [POD], rateInterval: "1m", range: "5m" };
+    const panel = async (name: string) => {
+      const query = dashboardQueries(readDashboard()).find((q) => q.name === name);
+      if (!query) throw new Error(`no panel query ${name}`);
+      return (await prometheus?.series(substituteVariables(query.expr, values))) ?? [];
+    };
+    const by = (series: { metric: Record<string, string>; value: number }[], label: string) =>
+      Object.fromEntries(series.map((s) => [s.metric[label], s.value]));
+
+    const repairs = await panel("Repairs by type and result / A");
+    const deleteRate = (result: string) =>
+      repairs.find((s) => s.metric.type === "delete" && s.metric.result === result)?.value ?? 0;
+    expect(deleteRate("success")).to.be.greaterThan(0);
+    expect(deleteRate("fail")).to.be.greaterThan(0);
+    expect(by(await panel("Broken pods by rule / A"), "rule")).to.deep.include({ linkerd: 0 });
+    expect(by(await panel("Broken pods by rule / A"), "rule").istio).to.be.at.least(1 + 1 + 1 + 1 + STORM_PODS);
+    expect(by(await panel("Pods held by reason / A"), "reason")).to.deep.include({
+      terminal: 1,
+      bare_pod: 1,
+      cni_agent_not_ready: 1,
+      storm: STORM_PODS,
+      rate_limit: 0,
+    });
+    expect(by(await panel("Storm breakers open / A"), "scope")).to.deep.equal({ node: 1, cluster: 0 });
+    const [p50] = await panel("Repair latency / A");
+    expect(p50?.value).to.be.within(0, 60);
+    expect((await panel("Leader / A"))[0]?.value).to.equal(1);
+    expect((await panel("Instances up / A"))[0]?.value).to.equal(1);
+    expect((await panel("Sync age / A"))[0]?.value).to.be.within(0, 60);
+    expect((await panel("Memory / A"))[0]?.value).to.be.greaterThan(10 * 1024 * 1024);
+  });
+
+  it("every alert loads and evaluates in Prometheus; the scenario's alerts fire, the others stay quiet", async () => {
+    const rules = (await prometheus?.rules()) ?? [];
+    expect(rules.map((rule) => rule.name).sort()).to.deep.equal([...FIRING, ...QUIET].sort());
+    for (const rule of rules) {
+      expect(rule.health, `${rule.name}: ${rule.lastError}`).to.equal("ok");
+      for (const selector of metricSelectors(rule.query)) {
+        expect(await prometheus?.series(selector), `${rule.name}: ${selector}`).to.not.be.empty;
+      }
+      const series = (await prometheus?.series(rule.query)) ?? [];
+      if (FIRING.includes(rule.name)) expect(series, `${rule.name}: ${rule.query}`).to.have.length(1);
+      else expect(series, `${rule.name}: ${rule.query}`).to.deep.equal([]);
+    }
+    // Prometheus' own evaluation agrees: the firing ones are pending (their `for:` has not passed yet).
+    const alerts = await waitFor("the pending alerts", async () => {
+      const response = await fetch(`${prometheus?.url}/api/v1/alerts`);
+      const body = (await response.json()) as { data: { alerts: { labels: { alertname: string }; state: string }[] } };
+      const names = body.data.alerts.map((alert) => alert.labels.alertname).sort();
+      return names.length === FIRING.length ? body.data.alerts : undefined;
+    });
+    expect(alerts.map((alert) => alert.labels.alertname).sort()).to.deep.equal([...FIRING].sort());
+    for (const alert of alerts) {
+      expect(alert.state).to.equal("pending");
+      expect(alert.labels).to.have.property("severity");
+    }
+  });
+
+  it("the controller-down alert's expression fires once the controller stops", async () => {
+    expect(await controller?.stop()).to.equal(0);
+    await waitFor("a failed scrape", async () => (await prometheus?.series(`up{job="${JOB}"} == 0`))?.length === 1);
+    const rule = (await prometheus?.rules())?.find((r) => r.name === "CniRepairControllerDown");
+    expect(await prometheus?.series(rule?.query ?? "")).to.have.length(1);
+  });
+});
