@@ -12,7 +12,10 @@ export type NodeAgents = {
   readonly reflectors: readonly PodReflector<AgentFacts>[];
 };
 
-type AgentSpec = Omit<NodeAgentGate, "agents" | "minReadyMs"> & { readonly selector: string; readonly namespace: string | undefined };
+type AgentSpec = Omit<NodeAgentGate, "agents" | "minReadyMs"> & {
+  readonly selector: string;
+  readonly namespace: string | undefined;
+};
 
 /** Which agents a rule's deletions wait for; none with --cni-agent-gate=off. */
 function agentSpecs(config: Config, rule: Rule): AgentSpec[] {

@@ -87,7 +87,8 @@ export function buildPipeline(
         controller?.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName);
       },
       listed: (count) => {
-        if (count === 0) watchLog.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
+        if (count === 0)
+          watchLog.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
       },
       error: options.onWatchError,
     }),

@@ -67,10 +67,16 @@ export class Reconciler {
       // Our label means "broken now": take it off a pod that recovered, so it does not mislead anyone.
       if (!facts.deleting && facts.labels[this.#deps.label.key] === this.#deps.label.value) {
         const outcome = await this.#deps.repairer.unlabel(facts);
-        if (outcome.result === "fail") logger.warn("could not remove the label from a recovered pod", { ...podFields(facts), detail: outcome.detail });
+        if (outcome.result === "fail")
+          logger.warn("could not remove the label from a recovered pod", {
+            ...podFields(facts),
+            detail: outcome.detail,
+          });
         else if (outcome.result === "success") logger.info("removed the label from a recovered pod", podFields(facts));
       }
-      return verdict.recheckAfterMs === undefined ? { kind: "done" } : { kind: "requeue", afterMs: verdict.recheckAfterMs };
+      return verdict.recheckAfterMs === undefined
+        ? { kind: "done" }
+        : { kind: "requeue", afterMs: verdict.recheckAfterMs };
     }
     const entry = broken.markBroken(key, facts.uid, verdict.rule, this.#now());
     const mode = modeFor(this.#deps.mode, this.#deps.rules, verdict.rule);

@@ -37,6 +37,10 @@ export function judgeAmbient(facts: PodFacts, rule: AmbientRule, context: Detect
   const elapsedMs = context.nowMs - facts.runningSinceMs;
   if (elapsedMs < rule.enrollGraceMs) return { broken: false, recheckAfterMs: rule.enrollGraceMs - elapsedMs };
   const state =
-    redirection === undefined ? "annotation missing" : redirection === "pending" ? "pending" : `annotation "${redirection}"`;
+    redirection === undefined
+      ? "annotation missing"
+      : redirection === "pending"
+        ? "pending"
+        : `annotation "${redirection}"`;
   return { broken: true, reason: `not enrolled: ${state} for ${Math.round(elapsedMs / 1000)} s` };
 }

@@ -65,7 +65,11 @@ function underValidator(facts: PodFacts, rule: ValidatorRule): Verdict | undefin
 }
 
 /** The first rule the pod falls under, broken or not: the mesh it belongs to (the storm breaker's denominator). */
-export function meshRule(facts: PodFacts, rules: readonly Rule[], context: DetectContext = NO_CONTEXT): Rule | undefined {
+export function meshRule(
+  facts: PodFacts,
+  rules: readonly Rule[],
+  context: DetectContext = NO_CONTEXT,
+): Rule | undefined {
   return rules.find((rule) => (isAmbient(rule) ? inAmbientScope(facts, rule, context) : carriesMarkers(facts, rule)));
 }
 

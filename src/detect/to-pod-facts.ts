@@ -22,7 +22,10 @@ export type FactsSchema = {
 const unique = (values: Iterable<string>): readonly string[] => Object.freeze([...new Set(values)]);
 
 /** The schema the given rules need; `extra.labelKeys` are labels other parts (actions, policy) read by value. */
-export function factsSchema(rules: readonly Rule[], extra: { readonly labelKeys?: readonly string[] } = {}): FactsSchema {
+export function factsSchema(
+  rules: readonly Rule[],
+  extra: { readonly labelKeys?: readonly string[] } = {},
+): FactsSchema {
   const labelKeys: string[] = [...(extra.labelKeys ?? [])];
   const annotationKeys: string[] = [];
   const valueKeys = new Set<string>(extra.labelKeys ?? []);
@@ -72,7 +75,11 @@ const nonEmpty = (v: unknown): string | undefined => (typeof v === "string" && v
  * Only the wanted keys with string values; the schema's key strings are reused so 100k pods share them, and a
  * key whose value no rule compares keeps "" (presence is all that matters).
  */
-function pick(source: unknown, keys: readonly string[], valueKeys: ReadonlySet<string>): Readonly<Record<string, string>> {
+function pick(
+  source: unknown,
+  keys: readonly string[],
+  valueKeys: ReadonlySet<string>,
+): Readonly<Record<string, string>> {
   const src = asObject(source);
   if (src === undefined || keys.length === 0) return EMPTY_RECORD;
   const entries: [string, string][] = [];

@@ -14,7 +14,8 @@ export const namespaceStore = (): FactsStore<NamespaceFacts> => new FactsStore((
 export function toNamespaceFacts(raw: unknown, labelKeys: readonly string[]): NamespaceFacts | undefined {
   const metadata = (raw as { metadata?: { name?: unknown; labels?: unknown } } | null)?.metadata;
   if (typeof metadata?.name !== "string" || metadata.name === "") return undefined;
-  const source = typeof metadata.labels === "object" && metadata.labels !== null ? (metadata.labels as Record<string, unknown>) : {};
+  const source =
+    typeof metadata.labels === "object" && metadata.labels !== null ? (metadata.labels as Record<string, unknown>) : {};
   const labels: Record<string, string> = {};
   for (const key of labelKeys) {
     const value = Object.hasOwn(source, key) ? source[key] : undefined;

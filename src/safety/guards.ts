@@ -129,7 +129,9 @@ export class SafetyGuards {
       if (readyForMs === undefined) {
         // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
         const nowhere =
-          gate.agents.count === 0 ? ` (no ${gate.what} pod matches the selector anywhere: check ${gate.selectorFlag})` : "";
+          gate.agents.count === 0
+            ? ` (no ${gate.what} pod matches the selector anywhere: check ${gate.selectorFlag})`
+            : "";
         return { reason: gate.reason, detail: `no Ready ${gate.what} pod on node ${node}${nowhere}` };
       }
       if (readyForMs >= gate.minReadyMs) continue;
