@@ -11,15 +11,15 @@ export type ControlPlaneBinaries = {
   readonly kubectl: string;
 };
 
-/** test/controlplane/, found from the compiled location (dist/test/harness) or the source one. */
-function controlPlaneModuleDir(): string {
+/** A file of the repository (e.g. test/controlplane/build.sh), found from dist/test/harness or the source. */
+export function repositoryFile(relativePath: string): string {
   let dir = fileURLToPath(new URL(".", import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, "test", "controlplane", "build.sh");
-    if (existsSync(candidate)) return join(dir, "test", "controlplane");
+    const candidate = join(dir, relativePath);
+    if (existsSync(candidate)) return candidate;
     dir = join(dir, "..");
   }
-  throw new Error("cannot find test/controlplane/build.sh above the test harness");
+  throw new Error(`cannot find ${relativePath} above the test harness`);
 }
 
 let cached: ControlPlaneBinaries | undefined;
@@ -32,7 +32,7 @@ export function controlPlaneBinaries(): ControlPlaneBinaries {
   if (cached) return cached;
   const dir =
     process.env.CNI_REPAIR_CONTROLPLANE_BIN ??
-    execFileSync(join(controlPlaneModuleDir(), "build.sh"), {
+    execFileSync(repositoryFile("test/controlplane/build.sh"), {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
     }).trim();

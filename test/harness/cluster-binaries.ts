@@ -3,8 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { controlPlaneBinaries } from "./binaries.js";
+import { controlPlaneBinaries, repositoryFile } from "./binaries.js";
 
 export type ClusterBinaries = {
   readonly kubeControllerManager: string;
@@ -15,17 +14,6 @@ export type ClusterBinaries = {
 
 let cached: ClusterBinaries | undefined;
 
-/** test/controlplane/kwok/build.sh, found from the compiled location (dist/test/harness) or the source one. */
-function kwokBuildScript(): string {
-  let dir = fileURLToPath(new URL(".", import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, "test", "controlplane", "kwok", "build.sh");
-    if (existsSync(candidate)) return candidate;
-    dir = join(dir, "..");
-  }
-  throw new Error("cannot find test/controlplane/kwok/build.sh above the test harness");
-}
-
 /**
  * The controller-manager and scheduler sit beside kube-apiserver (CNI_REPAIR_CONTROLPLANE_BIN or build.sh);
  * CNI_REPAIR_KWOK_BIN points at a directory holding kwok, otherwise kwok/build.sh builds or finds it.
@@ -35,7 +23,7 @@ export function clusterBinaries(): ClusterBinaries {
   const controlPlaneDir = dirname(controlPlaneBinaries().kubeApiserver);
   const kwokDir =
     process.env.CNI_REPAIR_KWOK_BIN ??
-    execFileSync(kwokBuildScript(), {
+    execFileSync(repositoryFile("test/controlplane/kwok/build.sh"), {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
     }).trim();

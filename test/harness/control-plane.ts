@@ -1,12 +1,12 @@
 // A real, throw-away Kubernetes control plane (etcd + kube-apiserver) on loopback ports.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { controlPlaneBinaries } from "./binaries.js";
 import { httpsGet } from "./https-get.js";
 import { ManagedProcess } from "./managed-process.js";
+import { destroyOnExit, ownedTempDir } from "./owned-dirs.js";
 import { freePort } from "./ports.js";
 import { waitFor } from "./wait.js";
 
@@ -37,11 +37,6 @@ export type ControlPlaneOptions = {
   readonly serviceAccountAdmission?: boolean;
 };
 
-const live = new Set<ControlPlane>();
-process.on("exit", () => {
-  for (const plane of live) plane.destroyNow();
-});
-
 export class ControlPlane {
   readonly dir: string;
   readonly server: string;
@@ -55,6 +50,8 @@ export class ControlPlane {
   #apiServer: ManagedProcess | undefined;
   #caPem: string | undefined;
   #apiServerStarts = 0;
+  /** Kills the servers and removes the directory if the process exits before stop(). */
+  readonly #exitGuard = destroyOnExit(this);
 
   private constructor(dir: string, etcdUrl: string, apiServerPort: number, options: ControlPlaneOptions) {
     this.dir = dir;
@@ -69,13 +66,10 @@ export class ControlPlane {
 
   /** Starts etcd, then kube-apiserver, and waits for /readyz. Tears everything down if any step fails. */
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-    removeAbandonedDirs();
     const binaries = controlPlaneBinaries();
-    const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
-    writeFileSync(join(dir, "owner.pid"), String(process.pid));
+    const dir = ownedTempDir(DIR_PREFIX);
     const [etcdClientPort, etcdPeerPort, apiServerPort] = [await freePort(), await freePort(), await freePort()];
     const plane = new ControlPlane(dir, `http://127.0.0.1:${etcdClientPort}`, apiServerPort, options);
-    live.add(plane);
     try {
       await plane.#startEtcd(binaries.etcd, etcdPeerPort, options.startTimeoutMs ?? 60_000);
       plane.#writeApiServerFiles();
@@ -259,7 +253,7 @@ export class ControlPlane {
     await this.#apiServer?.stop();
     await this.#etcd?.stop();
     rmSync(this.dir, { recursive: true, force: true });
-    live.delete(this);
+    this.#exitGuard.released();
   }
 
   /** For process exit handlers: kill without waiting, remove the directory. */
@@ -267,38 +261,6 @@ export class ControlPlane {
     this.#apiServer?.killNow();
     this.#etcd?.killNow();
     rmSync(this.dir, { recursive: true, force: true });
-    live.delete(this);
-  }
-}
-
-/** Removes directories of earlier runs whose owner process is gone (their servers died with it). */
-export function removeAbandonedDirs(): void {
-  for (const name of readdirSync(tmpdir())) {
-    if (!name.startsWith(DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), name);
-    let owner = Number.NaN;
-    try {
-      owner = Number(readFileSync(join(dir, "owner.pid"), "utf8"));
-    } catch {
-      // No owner file: a run that died while creating it.
-    }
-    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** True while the process exists and is not a zombie waiting to be reaped. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    // The state letter follows the parenthesised command name in /proc/<pid>/stat.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
+    this.#exitGuard.released();
   }
 }

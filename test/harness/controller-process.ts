@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { type Finished, runToEnd } from "./run-to-end.js";
 import { GiveUp, waitFor } from "./wait.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
@@ -116,23 +117,7 @@ export class ControllerProcess {
   }
 }
 
-/** Runs the command to completion (for flag errors, --help, --version). */
-export async function runCommand(
-  args: readonly string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, stdout, stderr };
+/** Runs the command to completion (for flag errors, --help, --version, scan). */
+export async function runCommand(args: readonly string[], env: Record<string, string> = {}): Promise<Finished> {
+  return await runToEnd(process.execPath, [MAIN, ...args], { env: { HOME: process.env.HOME ?? "/tmp", ...env } });
 }

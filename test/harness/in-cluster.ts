@@ -1,16 +1,11 @@
 // Sets up what a pod would see in-cluster: a ServiceAccount token (TokenRequest), the CA, the env vars.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import type { ControlPlane } from "./control-plane.js";
+import type { InCluster } from "./service-account-files.js";
+import { inClusterAs } from "./service-account-files.js";
 import { waitFor } from "./wait.js";
 
-export type InCluster = {
-  /** Environment for the controller process: as inside a pod, with the service-account files under root. */
-  readonly env: Record<string, string>;
-  cleanup(): void;
-};
+export type { InCluster };
 
 /** A ServiceAccount bound to a ClusterRole with exactly these rules, and its token laid out as in a pod. */
 export async function inClusterIdentity(
@@ -53,28 +48,5 @@ export async function inClusterIdentity(
       return review.status?.allowed === true;
     });
   }
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const root = mkdtempSync(join(tmpdir(), "cni-repair-in-cluster-"));
-  const secrets = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
-  mkdirSync(secrets, { recursive: true });
-  writeFileSync(join(secrets, "token"), request.status?.token ?? "");
-  writeFileSync(join(secrets, "ca.crt"), plane.caPem);
-  writeFileSync(join(secrets, "namespace"), namespace);
-  const home = join(root, "home");
-  mkdirSync(home);
-  const url = new URL(plane.server);
-  return {
-    env: {
-      KUBERNETES_SERVICE_HOST: url.hostname,
-      KUBERNETES_SERVICE_PORT: url.port,
-      CNI_REPAIR_IN_CLUSTER_ROOT: root,
-      // An empty home: no ~/.kube/config may take precedence over the in-cluster identity.
-      HOME: home,
-    },
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
-  };
+  return await inClusterAs(plane, namespace, name);
 }

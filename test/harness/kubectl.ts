@@ -1,7 +1,7 @@
 // Runs the kubectl built alongside the control plane (kustomize included), as a user would from a shell.
-import { spawn } from "node:child_process";
 import { controlPlaneBinaries } from "./binaries.js";
 import type { ControlPlane } from "./control-plane.js";
+import { runToEnd } from "./run-to-end.js";
 
 export type KubectlOptions = {
   /** Text for stdin (e.g. manifests for `apply -f -`). */
@@ -11,27 +11,13 @@ export type KubectlOptions = {
 };
 
 /** kubectl's stdout; rejects with its stderr when it exits non-zero. */
-export function kubectl(args: readonly string[], options: KubectlOptions = {}): Promise<string> {
+export async function kubectl(args: readonly string[], options: KubectlOptions = {}): Promise<string> {
   const fullArgs = options.plane ? [`--kubeconfig=${options.plane.kubeconfigPath}`, ...args] : [...args];
-  const child = spawn(controlPlaneBinaries().kubectl, fullArgs, {
-    stdio: ["pipe", "pipe", "pipe"],
-    // No KUBECONFIG or ~/.kube/config of the machine may leak in: the server is always given explicitly.
-    env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent" },
+  // HOME points nowhere: the server is always given explicitly.
+  const result = await runToEnd(controlPlaneBinaries().kubectl, fullArgs, {
+    env: { HOME: "/nonexistent" },
+    ...(options.input !== undefined && { input: options.input }),
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdin.end(options.input ?? "");
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code) => {
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`kubectl ${args.join(" ")} exited ${code}:\n${stderr}`));
-    });
-  });
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${result.code}:\n${result.stderr}`);
+  return result.stdout;
 }

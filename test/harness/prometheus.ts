@@ -1,10 +1,9 @@
 // A throw-away Prometheus (Debian's `prometheus` package) on a loopback port, scraping given targets.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isAlive } from "./control-plane.js";
 import { ManagedProcess } from "./managed-process.js";
+import { destroyOnExit, ownedTempDir } from "./owned-dirs.js";
 import { freePort } from "./ports.js";
 import { waitFor } from "./wait.js";
 
@@ -53,15 +52,12 @@ export function requirePrometheusBinaries(): { prometheus: string; promtool: str
 
 const DIR_PREFIX = "cni-repair-prometheus-";
 
-const live = new Set<Prometheus>();
-process.on("exit", () => {
-  for (const server of live) server.destroyNow();
-});
-
 export class Prometheus {
   readonly dir: string;
   readonly url: string;
   readonly #process: ManagedProcess;
+  /** Kills the server and removes the directory if the process exits before stop(). */
+  readonly #exitGuard = destroyOnExit(this);
 
   private constructor(dir: string, url: string, child: ManagedProcess) {
     this.dir = dir;
@@ -72,9 +68,7 @@ export class Prometheus {
   /** Writes the configuration, starts the server and waits until it is ready. Cleans up if it cannot start. */
   static async start(options: PrometheusOptions): Promise<Prometheus> {
     const { prometheus } = requirePrometheusBinaries();
-    removeAbandonedDirs();
-    const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
-    writeFileSync(join(dir, "owner.pid"), String(process.pid));
+    const dir = ownedTempDir(DIR_PREFIX);
     const interval = `${options.intervalSeconds ?? 1}s`;
     // JSON is YAML, so no YAML library is needed.
     const config = {
@@ -104,7 +98,6 @@ export class Prometheus {
       join(dir, "prometheus.log"),
     );
     const server = new Prometheus(dir, `http://127.0.0.1:${port}`, scraper);
-    live.add(server);
     try {
       await waitFor(
         "prometheus /-/ready",
@@ -185,29 +178,13 @@ export class Prometheus {
   async stop(): Promise<void> {
     await this.#process.stop();
     rmSync(this.dir, { recursive: true, force: true });
-    live.delete(this);
+    this.#exitGuard.released();
   }
 
   /** For process exit handlers: kill without waiting, remove the directory. */
   destroyNow(): void {
     this.#process.killNow();
     rmSync(this.dir, { recursive: true, force: true });
-    live.delete(this);
-  }
-}
-
-/** Removes directories of earlier runs whose owner is gone (their Prometheus died with it: pdeathsig). */
-function removeAbandonedDirs(): void {
-  for (const name of readdirSync(tmpdir())) {
-    if (!name.startsWith(DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), name);
-    let owner = Number.NaN;
-    try {
-      owner = Number(readFileSync(join(dir, "owner.pid"), "utf8"));
-    } catch {
-      // No owner file: a run that died while creating it.
-    }
-    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
-    rmSync(dir, { recursive: true, force: true });
+    this.#exitGuard.released();
   }
 }

@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import type { ControlPlane } from "./control-plane.js";
-import type { InCluster } from "./in-cluster.js";
+
+export type InCluster = {
+  /** Environment for the controller process: as inside a pod, with the service-account files under root. */
+  readonly env: Record<string, string>;
+  cleanup(): void;
+};
 
 /** A TokenRequest token of an existing ServiceAccount. */
 export async function serviceAccountToken(plane: ControlPlane, namespace: string, name: string): Promise<string> {
@@ -39,6 +44,7 @@ export async function inClusterAs(plane: ControlPlane, namespace: string, name: 
       KUBERNETES_SERVICE_HOST: url.hostname,
       KUBERNETES_SERVICE_PORT: url.port,
       CNI_REPAIR_IN_CLUSTER_ROOT: root,
+      // An empty home: no ~/.kube/config may take precedence over the in-cluster identity.
       HOME: home,
     },
     cleanup: () => rmSync(root, { recursive: true, force: true }),

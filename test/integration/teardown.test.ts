@@ -5,7 +5,8 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { ControlPlane, isAlive, removeAbandonedDirs } from "../harness/control-plane.js";
+import { ControlPlane } from "../harness/control-plane.js";
+import { isAlive, removeAbandonedDirs } from "../harness/owned-dirs.js";
 import { waitFor } from "../harness/wait.js";
 
 const withControlPlane = join(dirname(fileURLToPath(import.meta.url)), "..", "harness", "with-control-plane.js");
@@ -35,7 +36,7 @@ describe("test control plane teardown", () => {
     await waitFor("the servers to die with their owner", () => started.pids.every((pid) => !isAlive(pid)));
     const abandonedDir = dirname(started.kubeconfig);
     expect(existsSync(abandonedDir)).to.equal(true);
-    removeAbandonedDirs();
+    removeAbandonedDirs("cni-repair-cp-");
     expect(existsSync(abandonedDir)).to.equal(false);
   });
 });

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { isAlive } from "../../harness/control-plane.js";
+import { isAlive } from "../../harness/owned-dirs.js";
 import { waitFor } from "../../harness/wait.js";
 
 const DEMO = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "demo", "demo.js");

@@ -4,7 +4,6 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { isAlive } from "../../harness/control-plane.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import {
   dashboardQueries,
@@ -14,6 +13,7 @@ import {
   substituteVariables,
 } from "../../harness/monitoring-files.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
+import { isAlive } from "../../harness/owned-dirs.js";
 import { Prometheus, requirePrometheusBinaries } from "../../harness/prometheus.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
