@@ -7,6 +7,9 @@ import { ControllerProcess } from "../harness/controller-process.js";
 import { DEMO_NAMESPACE, DEMO_PODS, finishDeletion, LATE_NODE, makeLateAgentsReady, seedDemo } from "./seed.js";
 import { LogNarrator, parseMetrics, summarize } from "./summary.js";
 
+/** The /metrics totals last printed (top of the module: the story below runs at import). */
+let lastSummary = "";
+
 const { agentReadyAfterMs, controllerArgs } = parseArgs(process.argv.slice(2));
 
 const stop = new AbortController();
@@ -90,17 +93,20 @@ function printNewLogs(running: ControllerProcess): void {
   }
 }
 
+/** Prints the /metrics totals if they changed since last printed. */
+async function printSummary(running: ControllerProcess): Promise<void> {
+  const metrics = await running.get("/metrics").catch(() => ({ status: 0, body: "" }));
+  if (metrics.status !== 200) return;
+  const summary = summarize(parseMetrics(metrics.body));
+  if (summary !== lastSummary) console.log(`  ── ${summary}`);
+  lastSummary = summary;
+}
+
 /** Prints each repair and hold as the controller logs it, and the /metrics totals whenever they change. */
 async function narrate(running: ControllerProcess, signal: AbortSignal): Promise<void> {
-  let last = "";
   while (!signal.aborted) {
     printNewLogs(running);
-    const metrics = await running.get("/metrics").catch(() => ({ status: 0, body: "" }));
-    if (metrics.status === 200) {
-      const summary = summarize(parseMetrics(metrics.body));
-      if (summary !== last) console.log(`  ── ${summary}`);
-      last = summary;
-    }
+    await printSummary(running);
     const exited = await Promise.race([
       running.exited.then(() => true),
       sleep(1_000, false, { signal }).catch(() => false),
@@ -137,6 +143,8 @@ async function readyLateAgents(api: CoreV1Api, running: ControllerProcess, signa
   while (await wait(1_000)) {
     if ((await running.metric("cni_repair_pods_held", { reason: "cni_agent_not_ready" })) > 0) continue;
     printNewLogs(running);
+    // The final totals before the last word, not a second later.
+    await printSummary(running);
     console.log(
       `\ndone: every pod that could be repaired was; the rest stay held on purpose (see above). ` +
         `Explore ${running.url}/metrics, or Ctrl-C to stop.`,
