@@ -79,10 +79,22 @@ test-integration: build controlplane kwok prometheus ## Integration tests agains
 test: build lint controlplane kwok prometheus ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
+	$(BENCH_SMOKE_RUN)
 
 .PHONY: demo
 demo: build controlplane ## Local control plane + broken mesh pods + the controller repairing them live; Ctrl-C ends it
 	node dist/test/demo/demo.js $(ARGS)
+
+# Benchmarks (bench/README.md): sizes and durations come from BENCH_* variables, e.g. BENCH_PODS=100000.
+BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
+
+.PHONY: bench
+bench: build controlplane ## Benchmarks vs a client-node baseline (~15-20 min; BENCH_PODS=100000 scales up) into bench/results/
+	node dist/bench/run.js
+
+.PHONY: bench-smoke
+bench-smoke: build controlplane ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
+	$(BENCH_SMOKE_RUN)
 
 .PHONY: run
 run: build ## Run the controller against the current kubeconfig (ARGS="--mode report" ...)

@@ -233,7 +233,9 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   }
   leader.set(0);
 
-  collectDefaultMetrics({ register: registry });
+  // prom-client samples event-loop delay every 10 ms by default: ~100 wakeups and 6-8 ms of CPU per second
+  // while idle. 100 ms is fine-grained enough for a lag metric (the /healthz heartbeat is 500 ms).
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 
   return {
     podsRepaired,

@@ -1,0 +1,95 @@
+// Reads the API server's audit log (victim pod writes only) and pairs each break with the repair DELETE.
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { BREAK_USER_AGENT, victimKey } from "./victims.js";
+
+type AuditLine = {
+  readonly verb: string;
+  readonly userAgent?: string;
+  readonly objectRef?: { readonly namespace?: string; readonly name?: string; readonly subresource?: string };
+  readonly responseStatus?: { readonly code?: number };
+  readonly requestReceivedTimestamp: string;
+  readonly stageTimestamp: string;
+};
+
+/** When the server finished a write, in milliseconds with the log's microsecond precision. */
+export function auditTimeMs(timestamp: string): number {
+  const match = /^(.{19})(?:\.(\d+))?Z$/.exec(timestamp);
+  if (!match) return Number.NaN;
+  return Date.parse(`${match[1]}Z`) + Number(`0.${match[2] ?? "0"}`) * 1000;
+}
+
+/** Returns audit entries appended since the previous call (starting at the file's size when created). */
+export class AuditTail {
+  readonly #path: string;
+  #offset: number;
+
+  constructor(path: string) {
+    this.#path = path;
+    this.#offset = sizeOf(path);
+  }
+
+  read(): AuditLine[] {
+    const end = sizeOf(this.#path);
+    if (end <= this.#offset) return [];
+    const buffer = Buffer.alloc(end - this.#offset);
+    const fd = openSync(this.#path, "r");
+    try {
+      readSync(fd, buffer, 0, buffer.length, this.#offset);
+    } finally {
+      closeSync(fd);
+    }
+    const text = buffer.toString("utf8");
+    const complete = text.lastIndexOf("\n") + 1;
+    this.#offset += Buffer.byteLength(text.slice(0, complete));
+    return text
+      .slice(0, complete)
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as AuditLine);
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+export type RepairTiming = {
+  readonly key: string;
+  /** The broken-status write arrived (a busy server can emit its watch event before it answers). */
+  readonly brokenReceivedMs: number;
+  /** The broken-status write was answered: "accepted". */
+  readonly brokenAtMs: number;
+  readonly deletedAtMs: number | undefined;
+};
+
+const ok = (line: AuditLine) => (line.responseStatus?.code ?? 0) >= 200 && (line.responseStatus?.code ?? 0) < 300;
+
+/**
+ * Per victim: when the server accepted the status write that broke it, and when it accepted the first DELETE
+ * from a controller (the bench's own clients, whose user agents start with "bench-", are not controllers).
+ */
+export function repairTimings(lines: readonly AuditLine[], keys: readonly string[]): RepairTiming[] {
+  const broken = new Map<string, [received: number, answered: number]>();
+  const deleted = new Map<string, number>();
+  for (const line of lines) {
+    if (!ok(line) || !line.objectRef?.namespace || !line.objectRef.name) continue;
+    const key = victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name });
+    const at = auditTimeMs(line.stageTimestamp);
+    const agent = line.userAgent ?? "";
+    if (line.verb === "patch" && line.objectRef.subresource === "status" && agent === BREAK_USER_AGENT) {
+      if (!broken.has(key)) broken.set(key, [auditTimeMs(line.requestReceivedTimestamp), at]);
+    } else if (line.verb === "delete" && !agent.startsWith("bench-") && !deleted.has(key)) {
+      deleted.set(key, at);
+    }
+  }
+  return keys.flatMap((key) => {
+    const times = broken.get(key);
+    return times === undefined
+      ? []
+      : [{ key, brokenReceivedMs: times[0], brokenAtMs: times[1], deletedAtMs: deleted.get(key) }];
+  });
+}

@@ -1,0 +1,154 @@
+// Starts the controllers under test the same way (probe preloaded) and tells when each has synced.
+import { execFileSync } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { ProbedProcess } from "./probed-process.js";
+
+/** "candidate": cni-repair built from other sources or run with other Node flags, for before/after figures. */
+export type ControllerKind = "cni-repair" | "candidate" | "baseline";
+
+/** A cni-repair variant measured side by side with the real one. */
+export type Candidate = { readonly main: string; readonly nodeFlags: readonly string[] };
+
+export const OUR_MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const BASELINE_MAIN = fileURLToPath(new URL("../baseline/controller.js", import.meta.url));
+const FLOOR_MAIN = fileURLToPath(new URL("../floor/list-pods.js", import.meta.url));
+
+/** The deletion limits; each is switched off when `--help` lists it (--deletion-burst only shapes the rate). */
+const LIMIT_FLAGS = [
+  "--max-deletions-per-minute",
+  "--max-inflight-deletions-per-node",
+  "--max-inflight-deletions-per-namespace",
+  "--max-broken-fraction",
+] as const;
+
+export type OurFlags = {
+  /** Flags that switch every limit off, for the limits-off runs (empty when none exist yet). */
+  readonly limitsOff: readonly string[];
+  /** Flags always passed: no CNI agent pods exist here, and a single replica needs no election. */
+  readonly always: readonly string[];
+  /** Whether the limits exist at all (otherwise the default-limits run is skipped). */
+  readonly hasLimits: boolean;
+  readonly notes: readonly string[];
+};
+
+/** Reads `cni-repair --help` and picks the flag values that turn each limit off. */
+export function detectOurFlags(): OurFlags {
+  const help = execFileSync(process.execPath, [OUR_MAIN, "--help"], { encoding: "utf8" });
+  const block = (flag: string): string | undefined => {
+    const start = help.indexOf(`  ${flag} `);
+    if (start < 0) return undefined;
+    const next = help.indexOf("\n  --", start + 1);
+    return help.slice(start, next < 0 ? undefined : next);
+  };
+  const limitsOff: string[] = [];
+  const notes: string[] = [];
+  for (const flag of LIMIT_FLAGS) {
+    const text = block(flag);
+    if (text === undefined) {
+      notes.push(`${flag}: not in --help yet`);
+      continue;
+    }
+    if (
+      /\b0\b[^\n]*\b(off|unlimited|no limit|disabled?)\b/i.test(text) ||
+      /\b(off|unlimited|disabled?)\b[^\n]*\b0\b/i.test(text)
+    ) {
+      limitsOff.push(`${flag}=0`);
+    } else if (flag === "--max-broken-fraction") {
+      limitsOff.push(`${flag}=1`);
+    } else {
+      notes.push(`${flag}: --help names no "off" value; left at its default`);
+    }
+  }
+  const always: string[] = [];
+  if (block("--cni-agent-gate") !== undefined) always.push("--cni-agent-gate=off");
+  if (block("--leader-elect") !== undefined) always.push("--leader-elect=false");
+  return { limitsOff, always, hasLimits: limitsOff.length > 0, notes };
+}
+
+export type StartedController = {
+  readonly process: ProbedProcess;
+  /** Spawn to synced (cni-repair: /readyz 200; baseline: informer.start() resolved). */
+  readonly readyMs: number;
+  /** The initial LIST alone, when the controller reports it. */
+  readonly listMs: number | undefined;
+};
+
+export type StartOptions = {
+  readonly kind: ControllerKind;
+  readonly kubeconfig: string;
+  /** cni-repair flags (the baseline takes none). */
+  readonly extraArgs: readonly string[];
+  readonly readyTimeoutMs: number;
+  /** Required for kind "candidate". */
+  readonly candidate?: Candidate;
+};
+
+const baseEnv = (kubeconfig: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "/tmp",
+  KUBECONFIG: kubeconfig,
+});
+
+export async function startController(options: StartOptions): Promise<StartedController> {
+  if (options.kind === "baseline") {
+    const child = new ProbedProcess({ script: BASELINE_MAIN, args: [], env: baseEnv(options.kubeconfig) });
+    // Its informer retries a failed list forever (every 5 s): the first failure is the answer.
+    const line = await child.waitForLine(
+      (text) => /"msg":"(synced|informer error)"/.test(text),
+      options.readyTimeoutMs,
+    );
+    if (line.includes("informer error")) {
+      await child.stop();
+      throw new Error(`baseline could not sync: ${(JSON.parse(line) as { error?: string }).error}`);
+    }
+    return { process: child, readyMs: performance.now() - child.startedAt, listMs: undefined };
+  }
+  if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
+  const child = new ProbedProcess({
+    script: options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN,
+    args: [
+      `--kubeconfig=${options.kubeconfig}`,
+      "--http-address=127.0.0.1",
+      "--http-port=0",
+      "--log-format=json",
+      ...options.extraArgs,
+    ],
+    env: baseEnv(options.kubeconfig),
+    ...(options.kind === "candidate" && { nodeFlags: options.candidate?.nodeFlags ?? [] }),
+  });
+  const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);
+  const url = String((JSON.parse(listening) as { url?: string }).url).replace("0.0.0.0", "127.0.0.1");
+  const deadline = performance.now() + options.readyTimeoutMs;
+  for (;;) {
+    const status = await fetch(`${url}/readyz`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    if (!child.running || performance.now() > deadline) {
+      throw new Error(`cni-repair did not become ready:\n${child.lines.slice(-10).join("\n")}`);
+    }
+    await sleep(20);
+  }
+  const readyMs = performance.now() - child.startedAt;
+  // The pod list is the longest of the initial lists (node agents and namespaces are listed too, when used).
+  const listings = child.lines
+    .filter((line) => /"msg":"listed( pods)?"/.test(line))
+    .map((line) => Number((JSON.parse(line) as { durationMs?: number }).durationMs));
+  const listMs = listings.length > 0 ? Math.max(...listings) : undefined;
+  return { process: child, readyMs, listMs };
+}
+
+/** The floor: a minimal process that pages through all pods (500 a page) and exits; spawn to done. */
+export async function bareListMs(
+  kubeconfig: string,
+  timeoutMs: number,
+): Promise<{ totalMs: number; listMs: number; pods: number }> {
+  const child = new ProbedProcess({ script: FLOOR_MAIN, args: [], env: baseEnv(kubeconfig) });
+  const line = await child.waitForLine((text) => text.includes('"msg":"listed"'), timeoutMs);
+  const totalMs = performance.now() - child.startedAt;
+  const { listMs, pods } = JSON.parse(line) as { listMs: number; pods: number };
+  await child.stop();
+  return { totalMs, listMs, pods };
+}

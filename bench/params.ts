@@ -1,0 +1,74 @@
+// Benchmark parameters from the environment (BENCH_*), with defaults sized for a ~15-minute run on 2 cores.
+
+export type BenchParams = {
+  /** Largest population; the issue's steps below it (1k, 10k, 50k, 100k) are run too, and 0 for the empty baseline. */
+  readonly pods: number;
+  readonly sizes: readonly number[];
+  /** Runs of each controller per size, alternating which goes first. */
+  readonly rounds: number;
+  /** Background churn: status writes per second on healthy pods. */
+  readonly churnRate: number;
+  /** Churn-only window over which CPU per watch event is measured. */
+  readonly cpuSeconds: number;
+  /** Scenario 1: victims turned broken at uniformly random moments over the window. */
+  readonly latencyPods: number;
+  readonly latencyWindowSeconds: number;
+  /** Total churn before the after-churn memory reading (at least cpuSeconds + the latency window). */
+  readonly churnSeconds: number;
+  /** Scenario 4, at the largest size: pods broken at once. */
+  readonly massPods: number;
+  /** How long to watch the default-limits mass repair (cni-repair only) before giving up on completion. */
+  readonly massLimitedSeconds: number;
+  /** Requests in flight while creating pods. */
+  readonly concurrency: number;
+  /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
+  readonly profile: boolean;
+  readonly outDir: string;
+  readonly smoke: boolean;
+  /** BENCH_CANDIDATE_MAIN and/or BENCH_CANDIDATE_NODE_FLAGS: a third controller, cni-repair as changed. */
+  readonly candidate: { readonly main: string | undefined; readonly nodeFlags: readonly string[] } | undefined;
+};
+
+const ISSUE_SIZES = [1_000, 10_000, 50_000, 100_000];
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name}=${raw}: want an integer >= ${min}`);
+  return value;
+}
+
+export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
+  const smoke = env.BENCH_SMOKE === "1";
+  const pods = int(env, "BENCH_PODS", smoke ? 40 : 10_000, 1);
+  const explicit = env.BENCH_SIZES?.split(",").map((s) => Number(s.trim()));
+  if (explicit?.some((s) => !Number.isInteger(s) || s < 0))
+    throw new Error(`BENCH_SIZES=${env.BENCH_SIZES}: want integers`);
+  const sizes = [...new Set(explicit ?? [0, ...ISSUE_SIZES.filter((s) => s < pods), pods])].sort((a, b) => a - b);
+  const cpuSeconds = int(env, "BENCH_CPU_SECONDS", smoke ? 3 : 20, 1);
+  const latencyWindowSeconds = int(env, "BENCH_LATENCY_WINDOW", smoke ? 3 : 20, 1);
+  return {
+    pods: Math.max(...sizes),
+    sizes,
+    rounds: int(env, "BENCH_ROUNDS", smoke ? 1 : 3, 1),
+    churnRate: int(env, "BENCH_CHURN_RATE", smoke ? 20 : 50),
+    cpuSeconds,
+    latencyPods: int(env, "BENCH_LATENCY_PODS", smoke ? 5 : 50, 1),
+    latencyWindowSeconds,
+    churnSeconds: Math.max(int(env, "BENCH_CHURN_SECONDS", 0), cpuSeconds + latencyWindowSeconds),
+    massPods: int(env, "BENCH_MASS_PODS", smoke ? 20 : 1_000),
+    massLimitedSeconds: int(env, "BENCH_MASS_LIMITED_SECONDS", smoke ? 5 : 60),
+    concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
+    profile: env.BENCH_PROFILE === "1",
+    outDir: env.BENCH_OUT ?? "bench/results",
+    smoke,
+    candidate:
+      env.BENCH_CANDIDATE_MAIN || env.BENCH_CANDIDATE_NODE_FLAGS
+        ? {
+            main: env.BENCH_CANDIDATE_MAIN || undefined,
+            nodeFlags: (env.BENCH_CANDIDATE_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
+          }
+        : undefined,
+  };
+}

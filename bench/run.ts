@@ -1,0 +1,180 @@
+// `make bench`: grows a pod population step by step and runs cni-repair and the client-node baseline side by
+// side (alternating) at each size; writes results.json, charts and a table into bench/results/<time>/.
+// Parameters: BENCH_* environment variables (see bench/params.ts and bench/README.md).
+import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startBenchCluster } from "./lib/cluster.js";
+import { bareListMs, type ControllerKind, detectOurFlags, OUR_MAIN } from "./lib/controllers.js";
+import { FakeKubelet } from "./lib/fake-kubelet.js";
+import { BenchClient } from "./lib/kube-client.js";
+import { describeMachine } from "./lib/machine.js";
+import { growPopulation } from "./lib/population.js";
+import { ensureVictimNamespaces } from "./lib/victims.js";
+import { readParams } from "./params.js";
+import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
+import { spread } from "./report/stats.js";
+import { summarize } from "./report/summary.js";
+import { type FloorRun, sizeTable } from "./report/table.js";
+import type { BenchContext } from "./scenarios/context.js";
+import type { MassResult } from "./scenarios/mass-repair.js";
+import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
+import { runTrial, type TrialResult } from "./scenarios/trial.js";
+
+const KEEP_RUNS = 10;
+const params = readParams();
+const began = performance.now();
+const progress = (line: string) => {
+  const s = Math.round((performance.now() - began) / 1000);
+  console.error(`[bench ${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}] ${line}`);
+};
+const machine = describeMachine();
+const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+const resultsDir = resolve(params.outDir, stamp);
+mkdirSync(resultsDir, { recursive: true });
+const ourFlags = detectOurFlags();
+const candidate = params.candidate && {
+  main: params.candidate.main ?? OUR_MAIN,
+  nodeFlags: params.candidate.nodeFlags,
+};
+const kinds: ControllerKind[] = candidate ? ["cni-repair", "candidate", "baseline"] : ["cni-repair", "baseline"];
+if (candidate) progress(`candidate: ${candidate.main} ${candidate.nodeFlags.join(" ")}`);
+progress(
+  `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}; load ${machine.loadAverage.join(" ")}`,
+);
+progress(
+  `sizes ${params.sizes.join(", ")}; ${params.rounds} rounds; churn ${params.churnRate}/s; results in ${resultsDir}`,
+);
+progress(`cni-repair flags: ${[...ourFlags.always, ...ourFlags.limitsOff].join(" ") || "(none needed)"}`);
+for (const note of ourFlags.notes) progress(`note: ${note}`);
+
+const cluster = await startBenchCluster();
+const clients = {
+  setup: new BenchClient(cluster.access, "bench-setup/1"),
+  breaker: new BenchClient(cluster.access, "bench-break/1"),
+  churner: new BenchClient(cluster.access, "bench-churn/1"),
+  kubelet: new BenchClient(cluster.access, "bench-kubelet/1"),
+};
+const kubelet = new FakeKubelet(clients.kubelet);
+let batches = 0;
+const ctx: BenchContext = {
+  cluster,
+  kubeconfig: cluster.plane.kubeconfigPath,
+  ...clients,
+  kubelet,
+  params,
+  ourFlags,
+  kinds,
+  candidate,
+  resultsDir,
+  progress,
+  batchName: () => `v${(batches++).toString(36)}`,
+};
+
+const trials: TrialResult[] = [];
+const floors: FloorRun[] = [];
+const massRuns: { name: string; mass: MassResult }[] = [];
+let populationSeconds = 0;
+try {
+  await ensureVictimNamespaces(clients.setup);
+  kubelet.start();
+  let population = 0;
+  for (const size of params.sizes) {
+    if (size > population) {
+      populationSeconds += await growPopulation(clients.setup, population, size, params.concurrency, progress);
+      population = size;
+    }
+    const largest = size === params.pods;
+    for (let round = 1; round <= params.rounds; round++) {
+      if (size > 0) {
+        const floor = await bareListMs(ctx.kubeconfig, 60_000 + size * 5);
+        floors.push({ size, round, totalMs: floor.totalMs, listMs: floor.listMs });
+        progress(
+          `${size} pods, round ${round}: bare paginated LIST ${Math.round(floor.totalMs)} ms (${floor.pods} pods)`,
+        );
+      }
+      // Alternate who goes first, so slow drift on a shared machine does not favour one side.
+      const order = round % 2 === 1 ? kinds : [...kinds].reverse();
+      for (const controller of order) {
+        const trial = await runTrial(ctx, { size, round, controller, withMass: largest && params.massPods > 0 });
+        trials.push(trial);
+        progress(`${size} pods, round ${round}, ${controller}: ${describe(trial)}`);
+        if (trial.mass && round === 1) massRuns.push({ name: `${controller}, limits off`, mass: trial.mass });
+      }
+    }
+    if (largest && params.profile) {
+      const profileDir = join(resultsDir, "profiles");
+      mkdirSync(profileDir, { recursive: true });
+      for (const controller of kinds) {
+        await runTrial(ctx, { size, round: 0, controller, withMass: false, profileDir });
+        progress(`profiled ${controller} at ${size} pods into ${profileDir}`);
+      }
+    }
+    if (largest && params.massPods > 0) {
+      if (ourFlags.hasLimits) {
+        const mass = await massRepairWithDefaultLimits(ctx, size);
+        massRuns.push({ name: "cni-repair, default limits", mass });
+        progress(
+          `mass repair with default limits: ${mass.deleted}/${mass.pods} deleted within ${params.massLimitedSeconds} s`,
+        );
+      } else {
+        progress("mass repair with default limits: skipped, cni-repair has no deletion limits yet");
+      }
+    }
+  }
+} finally {
+  await kubelet.stop();
+  for (const client of Object.values(clients)) await client.close();
+  await cluster.stop();
+}
+
+const summaries = summarize(trials, kinds);
+const tables = summaries
+  .map((summary) =>
+    sizeTable(
+      summary,
+      summary.size === 0
+        ? undefined
+        : spread(floors.filter((f) => f.size === summary.size).map((f) => f.totalMs / 1000)),
+    ),
+  )
+  .join("\n\n");
+writeFileSync(
+  join(resultsDir, "results.json"),
+  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, trials, floors, massRuns, summaries }, null, 1)}\n`,
+);
+writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
+writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
+writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
+if (massRuns.length > 0) writeFileSync(join(resultsDir, "mass-repair.svg"), massTimeline(massRuns));
+const latest = resolve(params.outDir, "latest");
+rmSync(latest, { force: true });
+symlinkSync(stamp, latest);
+// Keep the newest runs only (smoke runs happen on every `make test`).
+const runs = readdirSync(params.outDir)
+  .filter((name) => /^\d{4}-\d\d-\d\dT/.test(name))
+  .sort();
+for (const old of runs.slice(0, -KEEP_RUNS)) rmSync(resolve(params.outDir, old), { recursive: true, force: true });
+console.log(tables);
+const failed = trials.filter((t) => t.error !== undefined);
+for (const trial of failed)
+  progress(`failed: ${trial.controller} at ${trial.size} pods, round ${trial.round}: ${trial.error}`);
+progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
+// A smoke run must prove the scenarios work end to end: any failed trial fails it.
+if (params.smoke && failed.length > 0) process.exitCode = 1;
+
+function describe(trial: TrialResult): string {
+  if (trial.error !== undefined) return `FAILED: ${trial.error}`;
+  const parts = [`ready ${Math.round(trial.readyMs ?? Number.NaN)} ms`];
+  if (trial.afterSync)
+    parts.push(
+      `heap ${(trial.afterSync.heapUsed / 2 ** 20).toFixed(1)} MB, RSS ${(trial.afterSync.rss / 2 ** 20).toFixed(0)} MB`,
+    );
+  if (trial.cpu) parts.push(`${Math.round(trial.cpu.usPerEvent)} µs/event over ${trial.cpu.events} events`);
+  if (trial.latency)
+    parts.push(
+      `latency p50 ${trial.latency.p50.toFixed(1)} ms, max ${trial.latency.max.toFixed(1)} ms (${trial.latency.repaired}/${trial.latency.victims})`,
+    );
+  if (trial.mass)
+    parts.push(`mass ${trial.mass.deleted}/${trial.mass.pods} in ${(trial.mass.allDeletedMs / 1000).toFixed(2)} s`);
+  return parts.join("; ");
+}

@@ -1,0 +1,27 @@
+// What every scenario gets: the cluster, the bench's clients by role, the fake kubelet, parameters, output.
+import type { BenchCluster } from "../lib/cluster.js";
+import type { Candidate, ControllerKind, OurFlags } from "../lib/controllers.js";
+import type { FakeKubelet } from "../lib/fake-kubelet.js";
+import type { BenchClient } from "../lib/kube-client.js";
+import type { BenchParams } from "../params.js";
+
+export type BenchContext = {
+  readonly cluster: BenchCluster;
+  readonly kubeconfig: string;
+  /** Creates and cleans up pods (user agent bench-setup). */
+  readonly setup: BenchClient;
+  /** Writes the broken statuses (user agent bench-break, which the audit reader looks for). */
+  readonly breaker: BenchClient;
+  /** Background churn (user agent bench-churn). */
+  readonly churner: BenchClient;
+  readonly kubelet: FakeKubelet;
+  readonly params: BenchParams;
+  readonly ourFlags: OurFlags;
+  /** The controllers compared, cni-repair first. */
+  readonly kinds: readonly ControllerKind[];
+  readonly candidate: Candidate | undefined;
+  readonly resultsDir: string;
+  progress(line: string): void;
+  /** A fresh victim batch name, unique in the run. */
+  batchName(): string;
+};
