@@ -6,8 +6,9 @@ import { AppsV1Api, BatchV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { repairEvents } from "../../harness/broken-pods.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
-import { E2eCluster } from "../../harness/e2e-cluster.js";
+import type { E2eCluster } from "../../harness/e2e-cluster.js";
 import { type RepairScope, startRepair } from "../../harness/e2e-controller.js";
+import { e2eSuite } from "../../harness/e2e-suite.js";
 import { judgeWave, slowestRepair } from "../../harness/repair-audit.js";
 import { waitFor } from "../../harness/wait.js";
 import { appPods, createDeployment, createJob, createStatefulSet } from "../../harness/workloads.js";
@@ -18,26 +19,12 @@ const REPAIR_BOUND_MS = 15_000;
 describe("e2e: a CNI outage on one node, repaired end to end", function () {
   // The first run may build kube-controller-manager, kube-scheduler and kwok (cached afterwards).
   this.timeout(30 * 60_000);
+  const suite = e2eSuite();
   let cluster: E2eCluster;
   let controller: ControllerProcess | undefined;
 
-  before(async () => {
-    cluster = await E2eCluster.start();
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await cluster?.stop();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") {
-      console.log(controller?.output());
-      console.log(cluster.logTails());
-    }
-    const code = await controller?.stop();
-    controller = undefined;
-    expect(code, "cni-repair exit code on SIGTERM").to.equal(0);
+  before(() => {
+    cluster = suite.cluster;
   });
 
   /** A namespace for the workload, one for the agents; node B's agent down, the controller watching. */
@@ -47,7 +34,7 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
       agentNamespace: await cluster.createNamespace("cni"),
     };
     await cluster.createCniAgents(scope.agentNamespace, ["node-b"]);
-    controller = await startRepair(cluster.plane.kubeconfigPath, scope);
+    controller = suite.track(await startRepair(cluster.plane.kubeconfigPath, scope));
     return scope;
   };
 

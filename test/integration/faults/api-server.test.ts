@@ -3,8 +3,9 @@
 // bound, no pod is deleted wrongly or twice, and the controller never crashes.
 import { expect } from "chai";
 import { ControllerProcess } from "../../harness/controller-process.js";
-import { E2eCluster } from "../../harness/e2e-cluster.js";
+import type { E2eCluster } from "../../harness/e2e-cluster.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
+import { e2eSuite } from "../../harness/e2e-suite.js";
 import { TcpProxy } from "../../harness/tcp-proxy.js";
 import { deletesDone, expectAllHeld, expectWaveCompleted, prepareWave, startWave, waveArgs } from "./wave.js";
 
@@ -13,35 +14,19 @@ const WAVE_BOUND_MS = 60_000;
 
 describe("faults: the API server dies mid-wave", function () {
   this.timeout(30 * 60_000);
+  const suite = e2eSuite();
   let cluster: E2eCluster;
   let controller: ControllerProcess | undefined;
   let proxy: TcpProxy | undefined;
 
-  before(async () => {
-    cluster = await E2eCluster.start();
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await cluster?.stop();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") {
-      console.log(controller?.output());
-      console.log(cluster.logTails());
-    }
-    const code = await controller?.stop();
-    controller = undefined;
-    await proxy?.close();
-    proxy = undefined;
-    expect(code, "cni-repair exit code on SIGTERM").to.equal(0);
+  before(() => {
+    cluster = suite.cluster;
   });
 
   it("kube-apiserver SIGKILL and restart mid-wave: the wave completes", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    controller = await ControllerProcess.start({ args: waveArgs(cluster.plane.kubeconfigPath, scope) });
+    controller = suite.track(await ControllerProcess.start({ args: waveArgs(cluster.plane.kubeconfigPath, scope) }));
     await expectAllHeld(controller);
     const startedAt = await startWave(cluster, scope);
     await deletesDone(cluster, scope, 3);
@@ -56,9 +41,9 @@ describe("faults: the API server dies mid-wave", function () {
   it("etcd compacted while the controller is cut off: the resume gets 410 Gone, it relists and finishes", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    proxy = await TcpProxy.start(cluster.plane.apiServerAddress);
+    proxy = suite.closeAfter(await TcpProxy.start(cluster.plane.apiServerAddress));
     const kubeconfig = kubeconfigVia(cluster.plane, proxy.port, "tcp");
-    controller = await ControllerProcess.start({ args: waveArgs(kubeconfig, scope) });
+    controller = suite.track(await ControllerProcess.start({ args: waveArgs(kubeconfig, scope) }));
     await expectAllHeld(controller);
     const startedAt = await startWave(cluster, scope);
     await deletesDone(cluster, scope, 3);

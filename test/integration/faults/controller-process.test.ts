@@ -5,8 +5,9 @@
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { ControllerProcess } from "../../harness/controller-process.js";
-import { E2eCluster } from "../../harness/e2e-cluster.js";
+import type { E2eCluster } from "../../harness/e2e-cluster.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
+import { e2eSuite } from "../../harness/e2e-suite.js";
 import { HttpFaultProxy } from "../../harness/http-fault-proxy.js";
 import { waitFor } from "../../harness/wait.js";
 import {
@@ -23,34 +24,16 @@ const WAVE_BOUND_MS = 60_000;
 
 describe("faults: the controller process, mid-wave", function () {
   this.timeout(30 * 60_000);
+  const suite = e2eSuite();
   let cluster: E2eCluster;
-  const controllers: ControllerProcess[] = [];
   let http: HttpFaultProxy | undefined;
 
-  before(async () => {
-    cluster = await E2eCluster.start();
+  before(() => {
+    cluster = suite.cluster;
   });
 
-  after(async function () {
-    this.timeout(60_000);
-    await cluster?.stop();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") {
-      for (const controller of controllers) console.log(controller.output());
-      console.log(cluster.logTails());
-    }
-    for (const controller of controllers.splice(0)) await controller.stop();
-    await http?.close();
-    http = undefined;
-  });
-
-  const start = async (args: string[]) => {
-    const controller = await ControllerProcess.start({ args });
-    controllers.push(controller);
-    return controller;
-  };
+  // Some of these are killed on purpose; the tests check the exit codes that matter themselves.
+  const start = async (args: string[]) => suite.track(await ControllerProcess.start({ args }), { checkExit: false });
 
   it("SIGKILL mid-wave and a restart: the new process finishes the wave; no UID gets a second DELETE that matters", async function () {
     this.timeout(180_000);
@@ -78,7 +61,7 @@ describe("faults: the controller process, mid-wave", function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
     // Every DELETE takes 3 s to reach the API server, so some are always in flight.
-    http = await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles);
+    http = suite.closeAfter(await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles));
     http.setRule((request) => ({ kind: "pass", delayMs: request.method === "DELETE" ? 3_000 : 0 }));
     const kubeconfig = kubeconfigVia(cluster.plane, http.port, "http");
     const controller = await start(

@@ -5,8 +5,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { ControllerProcess } from "../../harness/controller-process.js";
-import { E2eCluster } from "../../harness/e2e-cluster.js";
+import type { E2eCluster } from "../../harness/e2e-cluster.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
+import { e2eSuite } from "../../harness/e2e-suite.js";
 import { HttpFaultProxy, retryAfterReport } from "../../harness/http-fault-proxy.js";
 import { TcpProxy } from "../../harness/tcp-proxy.js";
 import { waitFor } from "../../harness/wait.js";
@@ -14,40 +15,24 @@ import { deletesDone, expectAllHeld, expectWaveCompleted, prepareWave, startWave
 
 describe("faults: the network between controller and API server, mid-wave", function () {
   this.timeout(30 * 60_000);
+  const suite = e2eSuite();
   let cluster: E2eCluster;
   let controller: ControllerProcess | undefined;
   let tcp: TcpProxy | undefined;
   let http: HttpFaultProxy | undefined;
 
-  before(async () => {
-    cluster = await E2eCluster.start();
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await cluster?.stop();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") {
-      console.log(controller?.output());
-      console.log(cluster.logTails());
-    }
-    const code = await controller?.stop();
-    controller = undefined;
-    await tcp?.close();
-    await http?.close();
-    tcp = undefined;
-    http = undefined;
-    expect(code, "cni-repair exit code on SIGTERM").to.equal(0);
+  before(() => {
+    cluster = suite.cluster;
   });
 
   it("a silently stalled watch is restarted, and connections cut again and again are re-made", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    tcp = await TcpProxy.start(cluster.plane.apiServerAddress);
+    tcp = suite.closeAfter(await TcpProxy.start(cluster.plane.apiServerAddress));
     const kubeconfig = kubeconfigVia(cluster.plane, tcp.port, "tcp");
-    controller = await ControllerProcess.start({ args: waveArgs(kubeconfig, scope, ["--watch-stall-timeout=2s"]) });
+    controller = suite.track(
+      await ControllerProcess.start({ args: waveArgs(kubeconfig, scope, ["--watch-stall-timeout=2s"]) }),
+    );
     await expectAllHeld(controller);
     const startedAt = await startWave(cluster, scope);
     await deletesDone(cluster, scope, 3);
@@ -73,9 +58,9 @@ describe("faults: the network between controller and API server, mid-wave", func
   it("429 with Retry-After, then 500s: Retry-After is honoured, and the wave completes", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    http = await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles);
+    http = suite.closeAfter(await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles));
     const kubeconfig = kubeconfigVia(cluster.plane, http.port, "http");
-    controller = await ControllerProcess.start({ args: waveArgs(kubeconfig, scope) });
+    controller = suite.track(await ControllerProcess.start({ args: waveArgs(kubeconfig, scope) }));
     await expectAllHeld(controller);
     const startedAt = await startWave(cluster, scope);
     await deletesDone(cluster, scope, 3);
@@ -107,12 +92,14 @@ describe("faults: the network between controller and API server, mid-wave", func
   it("DELETEs answered 429 while the watch keeps flowing: no pod's DELETE is retried before its Retry-After", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    http = await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles);
+    http = suite.closeAfter(await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles));
     const kubeconfig = kubeconfigVia(cluster.plane, http.port, "http");
     // No pacing: nothing but Retry-After stands between a pod's first DELETE and its next.
-    controller = await ControllerProcess.start({
-      args: waveArgs(kubeconfig, scope, ["--max-deletions-per-minute=0"]),
-    });
+    controller = suite.track(
+      await ControllerProcess.start({
+        args: waveArgs(kubeconfig, scope, ["--max-deletions-per-minute=0"]),
+      }),
+    );
     await expectAllHeld(controller);
     // Only DELETEs are throttled; the watch goes on delivering each broken validator's restarts (new
     // resourceVersions every 3 s), which re-queue the pods.
