@@ -17,8 +17,8 @@ describe("leader election across two controller processes", () => {
     for (const replica of replicas.splice(0)) await replica.stop();
   });
 
-  it("one leader acts; after SIGKILL the other acts within the lease duration; no UID deleted twice", async function () {
-    this.timeout(90_000);
+  /** A fresh namespace, and the flags of replicas that elect a leader with a Lease in it. */
+  const electingReplicas = async () => {
     const api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
     const namespace = await createTestNamespace(api);
     const args = [
@@ -27,10 +27,14 @@ describe("leader election across two controller processes", () => {
       "--cni-agent-gate=off",
       "--leader-elect=true",
       `--leader-election-namespace=${namespace}`,
-      "--lease-duration=4s",
-      "--renew-deadline=3s",
-      "--retry-period=1s",
     ];
+    return { api, namespace, args };
+  };
+
+  it("one leader acts; after SIGKILL the other acts within the lease duration; no UID deleted twice", async function () {
+    this.timeout(90_000);
+    const { api, namespace, args: base } = await electingReplicas();
+    const args = [...base, "--lease-duration=4s", "--renew-deadline=3s", "--retry-period=1s"];
     replicas.push(await ControllerProcess.start({ args }), await ControllerProcess.start({ args }));
     const leaders = async () => {
       const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
@@ -72,15 +76,8 @@ describe("leader election across two controller processes", () => {
 
   it("SIGTERM releases the Lease: the other replica leads at once, without waiting for it to expire", async function () {
     this.timeout(60_000);
-    const api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
-    const namespace = await createTestNamespace(api);
-    const args = [
-      `--kubeconfig=${controlPlane().kubeconfigPath}`,
-      `--field-selector=metadata.namespace=${namespace}`,
-      "--cni-agent-gate=off",
-      `--leader-election-namespace=${namespace}`,
-      "--lease-duration=15s",
-    ];
+    const { args: base } = await electingReplicas();
+    const args = [...base, "--lease-duration=15s"];
     replicas.push(await ControllerProcess.start({ args }));
     await waitFor("the first to lead", async () => (await replicas[0]?.metric("cni_repair_leader")) === 1);
     replicas.push(await ControllerProcess.start({ args }));
