@@ -87,7 +87,7 @@ export class Reconciler {
       label: this.#deps.label,
       alreadyHandled: this.#handled.get(key) === facts.uid,
       deleteBarePods: this.#deps.deleteBarePods,
-      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule),
+      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule, entry.sinceMs),
     });
     const fields = { ...podFields(facts), rule: verdict.rule, reason: verdict.reason };
     switch (decision.kind) {

@@ -59,8 +59,8 @@ export class SafetyGuards {
   }
 
   /** What each guard says about deleting this pod, broken under the named rule, right now. */
-  view(facts: PodFacts, ruleName: string): GuardView {
-    const loop = this.#loop.check(facts);
+  view(facts: PodFacts, ruleName: string, seenBrokenSinceMs?: number): GuardView {
+    const loop = this.#loop.check(facts, seenBrokenSinceMs);
     const stormScope = this.storm.openFor(facts);
     const agent = this.#agentCheck(facts, ruleName);
     const inflight = this.#inflight.blockedBy(facts);

@@ -25,12 +25,14 @@ export class LoopBackoff {
    * long to wait still. Undefined when this is not a repeat: no owner, first time, a sibling that was
    * already there (several replicas broken at once are not a loop), or the quiet period has passed.
    */
-  check(facts: PodFacts): LoopCheck | undefined {
+  check(facts: PodFacts, seenBrokenSinceMs = Number.POSITIVE_INFINITY): LoopCheck | undefined {
     const key = keyOf(facts);
     const record = key === undefined ? undefined : this.#records.get(key);
     if (!record || record.deletedUid === facts.uid) return undefined;
     // creationTimestamp has whole seconds: a replacement made in the same second as our delete still counts.
     if (facts.createdAtMs === undefined || facts.createdAtMs < Math.floor(record.at / 1000) * 1000) return undefined;
+    // A sibling created in that same second was already broken before our delete: not a replacement.
+    if (seenBrokenSinceMs < record.at) return undefined;
     const agoMs = this.#clock.now() - record.at;
     // Quiet for twice the longest backoff: the loop is over, start counting afresh.
     if (agoMs > 2 * this.#maxMs) {
