@@ -1,10 +1,16 @@
-// Records Kubernetes Events about pods: one per pod UID and reason, and never fails the caller.
+// Records Kubernetes Events about pods: one per pod UID and reason, written in the background so a repair never
+// waits for its Event, and never fails the caller.
+import PQueue from "p-queue";
 import { createPodEvent, type PodEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 
 /** Pods whose Events are remembered; the oldest is dropped first once full. */
 const MAX_REMEMBERED_PODS = 50_000;
+/** Event writes in flight at once: Events are for humans and must not crowd out repairs. */
+const EVENT_WRITERS = 2;
+/** Events waiting to be written; beyond this (API server down or very slow) new ones are dropped and counted. */
+const MAX_WAITING_EVENTS = 1_000;
 
 export class EventRecorder {
   readonly #transport: KubeTransport;
@@ -12,6 +18,7 @@ export class EventRecorder {
   readonly #onFailure: () => void;
   /** Pod UID → reasons already recorded for it. */
   readonly #recorded = new Map<string, Set<string>>();
+  readonly #writers = new PQueue({ concurrency: EVENT_WRITERS });
 
   constructor(transport: KubeTransport, logger: Logger, onFailure: () => void) {
     this.#transport = transport;
@@ -20,31 +27,53 @@ export class EventRecorder {
   }
 
   /**
-   * Writes the Event unless one with the same dedup key (default: its reason) was already written for this
-   * pod UID, so a pod retried many times gets one Event, not one per retry.
+   * Queues the Event unless one with the same dedup key (default: its reason) was already queued for this pod
+   * UID, so a pod retried many times gets one Event, not one per retry. Returns at once; `drain()` waits.
    */
-  async record(event: PodEvent, dedupKey = event.reason): Promise<void> {
+  post(event: PodEvent, dedupKey = event.reason): void {
     const { uid } = event.pod;
     if (this.#recorded.get(uid)?.has(dedupKey)) return;
     this.#remember(uid, dedupKey);
-    try {
-      await createPodEvent(this.#transport, event);
-    } catch (error) {
-      // An Event is a courtesy to humans; the repair it describes has already happened.
-      this.#recorded.get(uid)?.delete(dedupKey);
-      this.#onFailure();
-      this.#logger.warn("could not record event", {
-        namespace: event.pod.namespace,
-        pod: event.pod.name,
-        reason: event.reason,
-        error: (error as Error).message,
-      });
+    if (this.#writers.size >= MAX_WAITING_EVENTS) {
+      // Dropped for good (still remembered), so a pod retried while the server is slow warns once, not each time.
+      this.#failed(event, new Error(`dropped: ${MAX_WAITING_EVENTS} events already wait to be written`));
+      return;
     }
+    void this.#writers.add(async () => {
+      try {
+        await createPodEvent(this.#transport, event);
+      } catch (error) {
+        // An Event is a courtesy to humans; the repair it describes has already happened. Forget it so a
+        // later attempt at the same pod may write it.
+        this.#recorded.get(uid)?.delete(dedupKey);
+        this.#failed(event, error as Error);
+      }
+    });
+  }
+
+  /** Resolves once every queued Event is written or has failed: call before closing the transport. */
+  async drain(): Promise<void> {
+    await this.#writers.onIdle();
+  }
+
+  /** Events queued or being written. */
+  get backlog(): number {
+    return this.#writers.size + this.#writers.pending;
   }
 
   /** Forgets a pod that is gone, so memory follows the cluster. */
   forgetPod(uid: string): void {
     this.#recorded.delete(uid);
+  }
+
+  #failed(event: PodEvent, error: Error): void {
+    this.#onFailure();
+    this.#logger.warn("could not record event", {
+      namespace: event.pod.namespace,
+      pod: event.pod.name,
+      reason: event.reason,
+      error: error.message,
+    });
   }
 
   #remember(uid: string, reason: string): void {

@@ -35,7 +35,7 @@ export class Repairer {
       deletePod(this.#transport, facts, { uid: facts.uid, resourceVersion: facts.resourceVersion }, { dryRun: false }),
     );
     if (outcome.result === "success") {
-      await this.#event(
+      this.#event(
         facts,
         "Normal",
         "BrokenPodDeleted",
@@ -52,7 +52,7 @@ export class Repairer {
       labelPodViaStatus(this.#transport, facts, facts.resourceVersion, { [this.#label.key]: this.#label.value }),
     );
     if (outcome.result === "success") {
-      await this.#event(
+      this.#event(
         facts,
         "Warning",
         "BrokenPodLabeled",
@@ -76,21 +76,15 @@ export class Repairer {
       deletePod(this.#transport, facts, { uid: facts.uid, resourceVersion: facts.resourceVersion }, { dryRun: true }),
     );
     if (outcome.result === "success") {
-      await this.#event(
-        facts,
-        "Warning",
-        "BrokenPodDetected",
-        "Report",
-        `would delete (report mode): ${describe(verdict)}`,
-      );
+      this.#event(facts, "Warning", "BrokenPodDetected", "Report", `would delete (report mode): ${describe(verdict)}`);
       return { type: "report", result: "dry_run" };
     }
     return outcome;
   }
 
   /** A broken pod a guard holds back: one Warning Event per pod and hold reason, not one per retry. */
-  async reportHold(facts: PodFacts, verdict: BrokenVerdict, hold: string, detail: string): Promise<void> {
-    await this.#events.record(
+  reportHold(facts: PodFacts, verdict: BrokenVerdict, hold: string, detail: string): void {
+    this.#events.post(
       {
         pod: facts,
         type: "Warning",
@@ -122,8 +116,9 @@ export class Repairer {
     }
   }
 
-  async #event(facts: PodFacts, type: "Normal" | "Warning", reason: string, action: string, note: string) {
-    await this.#events.record({ pod: facts, type, reason, action, note });
+  /** Queues the Event: the worker moves on to the next pod while it is written. */
+  #event(facts: PodFacts, type: "Normal" | "Warning", reason: string, action: string, note: string): void {
+    this.#events.post({ pod: facts, type, reason, action, note });
   }
 }
 

@@ -27,6 +27,8 @@ export type Pipeline = {
   /** Every reflector: pods first, then node agents and namespaces. */
   readonly reflectors: readonly RunningCache[];
   readonly controller: Controller;
+  /** Writes Events in the background: drain before closing the transport. */
+  readonly events: EventRecorder;
   readonly queue: WorkQueue;
   readonly broken: BrokenPods;
   readonly holds: Holds;
@@ -191,6 +193,7 @@ export function buildPipeline(
     pods,
     reflectors,
     controller,
+    events,
     queue,
     broken,
     holds,

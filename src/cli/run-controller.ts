@@ -109,11 +109,12 @@ export async function runController(config: Config): Promise<number> {
   });
   log.info("shutting down", { signal, timeoutMs: config.shutdownTimeoutMs });
   stopWork.abort();
-  const drained = await Promise.race([
-    running.then(() => true),
-    new Promise<false>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, false).unref()),
-  ]);
+  // One budget for both: in-flight repairs first, then the Events describing them.
+  const deadline = new Promise<false>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, false).unref());
+  const drained = await Promise.race([running.then(() => true), deadline]);
   if (!drained) log.warn("in-flight actions did not finish within the shutdown timeout");
+  const eventsWritten = await Promise.race([pipeline.events.drain().then(() => true), deadline]);
+  if (!eventsWritten) log.warn("events not written within the shutdown timeout", { backlog: pipeline.events.backlog });
   stopElection.abort();
   await electing;
   eventLoop.stop();

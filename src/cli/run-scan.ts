@@ -55,6 +55,7 @@ export async function runScan(config: Config): Promise<number> {
     const rows = stop.signal.aborted ? [] : scanRows(config, pipeline);
     stop.abort();
     await running;
+    await pipeline.events.drain();
     await transport.close();
     if (failure !== undefined) throw failure;
     process.stdout.write(render(rows, config.scan.output));

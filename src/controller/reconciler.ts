@@ -151,7 +151,7 @@ export class Reconciler {
     if (decision.reason !== "rate_limit") this.#deps.guards.forgetPod(key);
     if (holds.hold(key, facts, decision.reason)) {
       logger.info("broken pod held", line);
-      await this.#deps.repairer.reportHold(facts, verdict, decision.reason, decision.detail);
+      this.#deps.repairer.reportHold(facts, verdict, decision.reason, decision.detail);
     } else {
       logger.debug("broken pod still held", line);
     }
