@@ -19,6 +19,10 @@ export type BenchParams = {
   readonly massPods: number;
   /** How long to watch the default-limits mass repair (cni-repair only) before giving up on completion. */
   readonly massLimitedSeconds: number;
+  /** The long churn at the largest size (0: none): every controller's replicas at once, memory sampled. */
+  readonly soakSeconds: number;
+  readonly soakReplicas: number;
+  readonly soakSampleSeconds: number;
   /** Requests in flight while creating pods. */
   readonly concurrency: number;
   /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
@@ -48,10 +52,11 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
   const sizes = [...new Set(explicit ?? [0, ...ISSUE_SIZES.filter((s) => s < pods), pods])].sort((a, b) => a - b);
   const cpuSeconds = int(env, "BENCH_CPU_SECONDS", smoke ? 3 : 20, 1);
   const latencyWindowSeconds = int(env, "BENCH_LATENCY_WINDOW", smoke ? 3 : 20, 1);
+  const rounds = int(env, "BENCH_ROUNDS", smoke ? 1 : 3, 1);
   return {
     pods: Math.max(...sizes),
     sizes,
-    rounds: int(env, "BENCH_ROUNDS", smoke ? 1 : 3, 1),
+    rounds,
     churnRate: int(env, "BENCH_CHURN_RATE", smoke ? 20 : 50),
     cpuSeconds,
     latencyPods: int(env, "BENCH_LATENCY_PODS", smoke ? 5 : 50, 1),
@@ -59,6 +64,9 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
     churnSeconds: Math.max(int(env, "BENCH_CHURN_SECONDS", 0), cpuSeconds + latencyWindowSeconds),
     massPods: int(env, "BENCH_MASS_PODS", smoke ? 20 : 1_000),
     massLimitedSeconds: int(env, "BENCH_MASS_LIMITED_SECONDS", smoke ? 5 : 60),
+    soakSeconds: int(env, "BENCH_SOAK_SECONDS", smoke ? 5 : 0),
+    soakReplicas: int(env, "BENCH_SOAK_REPLICAS", rounds, 1),
+    soakSampleSeconds: int(env, "BENCH_SOAK_SAMPLE_SECONDS", smoke ? 2 : 60, 1),
     concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
     profile: env.BENCH_PROFILE === "1",
     outDir: env.BENCH_OUT ?? "bench/results",

@@ -12,12 +12,14 @@ import { growPopulation } from "./lib/population.js";
 import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
+import { soakChart, soakTable } from "./report/soak.js";
 import { spread } from "./report/stats.js";
 import { summarize } from "./report/summary.js";
 import { type FloorRun, sizeTable } from "./report/table.js";
 import type { BenchContext } from "./scenarios/context.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
+import { runSoak, type SoakResult } from "./scenarios/soak.js";
 import { runTrial, type TrialResult } from "./scenarios/trial.js";
 
 const KEEP_RUNS = 10;
@@ -74,6 +76,7 @@ const trials: TrialResult[] = [];
 const floors: FloorRun[] = [];
 const massRuns: { name: string; mass: MassResult }[] = [];
 let populationSeconds = 0;
+let soak: SoakResult | undefined;
 try {
   await ensureVictimNamespaces(clients.setup);
   kubelet.start();
@@ -120,6 +123,11 @@ try {
         progress("mass repair with default limits: skipped, cni-repair has no deletion limits yet");
       }
     }
+    if (largest && params.soakSeconds > 0) {
+      progress(`soak: ${params.soakReplicas} replicas of each controller at once, ${params.soakSeconds} s of churn`);
+      soak = await runSoak(ctx, size);
+      for (const error of soak.errors) progress(`soak: ${error}`);
+    }
   }
 } finally {
   await kubelet.stop();
@@ -137,12 +145,14 @@ const tables = summaries
         : spread(floors.filter((f) => f.size === summary.size).map((f) => f.totalMs / 1000)),
     ),
   )
+  .concat(soak ? [soakTable(soak, kinds)] : [])
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, trials, floors, massRuns, summaries }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
+if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak, kinds));
 writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
 writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
 if (massRuns.length > 0) writeFileSync(join(resultsDir, "mass-repair.svg"), massTimeline(massRuns));
@@ -160,7 +170,7 @@ for (const trial of failed)
   progress(`failed: ${trial.controller} at ${trial.size} pods, round ${trial.round}: ${trial.error}`);
 progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
 // A smoke run must prove the scenarios work end to end: any failed trial fails it.
-if (params.smoke && failed.length > 0) process.exitCode = 1;
+if (params.smoke && (failed.length > 0 || (soak?.errors.length ?? 0) > 0)) process.exitCode = 1;
 
 function describe(trial: TrialResult): string {
   if (trial.error !== undefined) return `FAILED: ${trial.error}`;

@@ -5,7 +5,7 @@ import type { TrialResult } from "../scenarios/trial.js";
 import { spread } from "./stats.js";
 import { type Chart, lineChart, type Series } from "./svg.js";
 
-const COLORS: Record<ControllerKind, string[]> = {
+export const COLORS: Record<ControllerKind, string[]> = {
   "cni-repair": ["#1f77b4", "#2ca02c", "#17becf", "#9467bd", "#08306b"],
   candidate: ["#2ca02c", "#bcbd22", "#98df8a", "#006d2c", "#74c476"],
   baseline: ["#d62728", "#ff7f0e", "#e377c2", "#8c564b", "#7f0000"],

@@ -10,7 +10,7 @@ export type FloorRun = {
   readonly listMs: number;
 };
 
-const TITLES: Record<ControllerKind, string> = {
+export const TITLES: Record<ControllerKind, string> = {
   "cni-repair": "cni-repair",
   candidate: "candidate",
   baseline: "baseline (client-node informer)",
