@@ -346,7 +346,7 @@ export const flags = {
   "shutdown-timeout": durationFlag({
     default: "20s",
     min: 0,
-    help: "On SIGTERM, how long in-flight actions may take to finish before exiting anyway.",
+    help: "On SIGTERM, how long in-flight actions and their queued Events may take before exiting anyway.",
   }),
   help: boolFlag({ short: "h", env: false, help: "Print this help and exit." }),
   version: boolFlag({ env: false, help: "Print the version and exit." }),

@@ -2,7 +2,7 @@
 // what it deleted is gone: preconditions and the pods' own state must keep it from deleting anything twice);
 // SIGTERM while deletions are in flight (they finish, the Lease is released, exit 0); and the leader of two
 // replicas killed under load (the other takes over and finishes the wave).
-import { CoordinationV1Api } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import type { E2eCluster } from "../../harness/e2e-cluster.js";
@@ -60,23 +60,37 @@ describe("faults: the controller process, mid-wave", function () {
   it("SIGTERM with deletions in flight: they finish, the Lease is released, exit 0", async function () {
     this.timeout(180_000);
     const scope = await prepareWave(cluster);
-    // Every DELETE takes 3 s to reach the API server, so some are always in flight.
+    // Every DELETE takes 3 s to reach the API server, so some are always in flight; Event writes take 3 s, so
+    // a backlog of them (holds, then repairs) still waits in the background when the process is told to stop.
     http = suite.closeAfter(await HttpFaultProxy.start(cluster.plane.apiServerAddress, cluster.plane.servingCertFiles));
-    http.setRule((request) => ({ kind: "pass", delayMs: request.method === "DELETE" ? 3_000 : 0 }));
+    http.setRule((request) => ({
+      kind: "pass",
+      delayMs: request.method === "DELETE" ? 3_000 : request.url.includes("/events") ? 3_000 : 0,
+    }));
     const kubeconfig = kubeconfigVia(cluster.plane, http.port, "http");
     const controller = await start(
-      waveArgs(kubeconfig, scope, ["--leader-elect=true", `--leader-election-namespace=${scope.namespace}`]),
+      waveArgs(kubeconfig, scope, [
+        "--leader-elect=true",
+        `--leader-election-namespace=${scope.namespace}`,
+        "--shutdown-timeout=60s",
+      ]),
     );
     await waitFor("leadership", async () => (await controller.metric("cni_repair_leader")) === 1);
     await expectAllHeld(controller);
     const startedAt = await startWave(cluster, scope);
     const proxy = http;
-    const inFlight = await waitFor("a DELETE in flight", () => {
-      const pending = proxy.log.filter((entry) => entry.method === "DELETE" && entry.answeredAtMs === undefined);
-      return pending.length > 0 ? pending : undefined;
-    });
+    // Stop once a few repairs are done (their Events queue up behind the slow writes) and another is in flight.
+    const deletes = () => proxy.log.filter((entry) => entry.method === "DELETE");
+    const inFlight = await waitFor(
+      "a DELETE in flight after three answered",
+      () => {
+        const pending = deletes().filter((entry) => entry.answeredAtMs === undefined);
+        return deletes().length - pending.length >= 3 && pending.length > 0 ? pending : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
 
-    const code = await controller.stop("SIGTERM");
+    const code = await controller.stop("SIGTERM", 60_000);
     const exitedAt = Date.now();
     expect(code).to.equal(0);
     await waitFor("the last log line", () => controller.logsWith("stopped").length === 1);
@@ -100,6 +114,18 @@ describe("faults: the controller process, mid-wave", function () {
       .makeApiClient(CoordinationV1Api)
       .readNamespacedLease({ namespace: scope.namespace, name: "cni-repair" });
     expect(lease.spec?.holderIdentity ?? "").to.equal("");
+    // Events are written in the background: every queued one was still written before the process exited,
+    // the Event of each repair among them.
+    expect(controller.logsWith("could not record event")).to.deep.equal([]);
+    const core = cluster.plane.kubeConfig().makeApiClient(CoreV1Api);
+    for (const entry of deletes().filter((e) => e.status === 200)) {
+      const [, namespace = "", name = ""] = /\/namespaces\/([^/]+)\/pods\/([^/?]+)/.exec(entry.url) ?? [];
+      const events = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+      expect(
+        events.items.map((event) => event.reason),
+        entry.url,
+      ).to.include("BrokenPodDeleted");
+    }
 
     // A successor picks up the rest of the wave.
     await start(waveArgs(cluster.plane.kubeconfigPath, scope));
