@@ -145,14 +145,14 @@ const tables = summaries
         : spread(floors.filter((f) => f.size === summary.size).map((f) => f.totalMs / 1000)),
     ),
   )
-  .concat(soak ? [soakTable(soak, kinds)] : [])
+  .concat(soak ? [soakTable(soak)] : [])
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
   `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
-if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak, kinds));
+if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
 writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
 writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
 if (massRuns.length > 0) writeFileSync(join(resultsDir, "mass-repair.svg"), massTimeline(massRuns));

@@ -32,7 +32,8 @@ function ends(result: SoakResult, kind: ControllerKind): Map<number, { start: So
   return byReplica;
 }
 
-export function soakTable(result: SoakResult, kinds: readonly ControllerKind[]): string {
+export function soakTable(result: SoakResult): string {
+  const { kinds } = result;
   const others = kinds.filter((kind) => kind !== "cni-repair");
   const header = ["figure", ...kinds.map((kind) => TITLES[kind]), ...others.map((kind) => `${kind} ÷ cni-repair`)];
   const per = new Map(kinds.map((kind) => [kind, ends(result, kind)]));
@@ -63,7 +64,8 @@ export function soakTable(result: SoakResult, kinds: readonly ControllerKind[]):
   return lines.join("\n");
 }
 
-export function soakChart(result: SoakResult, kinds: readonly ControllerKind[]): string {
+export function soakChart(result: SoakResult): string {
+  const { kinds } = result;
   const times = [...new Set(result.samples.map((s) => s.atSeconds))].sort((a, b) => a - b);
   const line = (kind: ControllerKind, pick: (s: SoakSample) => number): [number, number][] =>
     times.map((t) => [

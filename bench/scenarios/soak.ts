@@ -20,6 +20,8 @@ export type SoakSample = {
 
 export type SoakResult = {
   readonly size: number;
+  /** cni-repair and the baseline: a candidate is a before/after aid and sits the soak out. */
+  readonly kinds: readonly ControllerKind[];
   readonly seconds: number;
   readonly replicas: number;
   readonly samples: readonly SoakSample[];
@@ -39,6 +41,7 @@ const TURNOVER_PODS = 5;
 export async function runSoak(ctx: BenchContext, size: number): Promise<SoakResult> {
   const { params } = ctx;
   const replicas = params.soakReplicas;
+  const kinds = ctx.kinds.filter((kind) => kind !== "candidate");
   const running: { controller: ControllerKind; replica: number; started: StartedController }[] = [];
   const samples: SoakSample[] = [];
   const errors: string[] = [];
@@ -47,7 +50,7 @@ export async function runSoak(ctx: BenchContext, size: number): Promise<SoakResu
   try {
     // Started one at a time: syncs at once would only measure contention.
     for (let replica = 1; replica <= replicas; replica++) {
-      for (const controller of ctx.kinds) {
+      for (const controller of kinds) {
         const started = await startController({
           kind: controller,
           kubeconfig: ctx.kubeconfig,
@@ -108,6 +111,7 @@ export async function runSoak(ctx: BenchContext, size: number): Promise<SoakResu
   );
   return {
     size,
+    kinds,
     seconds: params.soakSeconds,
     replicas,
     samples,
