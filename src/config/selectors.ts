@@ -61,7 +61,7 @@ export function labelSelectorProblem(selector: string): string | undefined {
 const fieldPath = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/;
 
 /** Splits on commas not escaped by a backslash (the API server's escaping: \\ \, \=). */
-function splitUnescaped(text: string): string[] {
+export function splitUnescaped(text: string): string[] {
   const parts: string[] = [];
   let start = 0;
   for (let i = 0; i < text.length; i++) {

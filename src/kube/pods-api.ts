@@ -1,5 +1,6 @@
 // The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
 import type { Response } from "undici";
+import { collectionRequest } from "./collection-path.js";
 import type { KubeTransport } from "./transport.js";
 
 export type PodScope = {
@@ -26,10 +27,11 @@ export async function listPage(
   scope: PodScope,
   page: { limit: number; continueToken: string | undefined; signal?: AbortSignal },
 ): Promise<PodListPage> {
-  const { body } = await transport.request("list", "GET", path, {
+  const request = collectionRequest(path, scope.fieldSelector);
+  const { body } = await transport.request("list", "GET", request.path, {
     query: {
       labelSelector: scope.labelSelector,
-      fieldSelector: scope.fieldSelector,
+      fieldSelector: request.fieldSelector,
       limit: page.limit,
       continue: page.continueToken,
     },
@@ -56,14 +58,15 @@ export async function openWatch(
   scope: PodScope,
   options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal },
 ): Promise<Response> {
-  return await transport.stream(path, {
+  const request = collectionRequest(path, scope.fieldSelector);
+  return await transport.stream(request.path, {
     query: {
       watch: true,
       allowWatchBookmarks: true,
       resourceVersion: options.resourceVersion,
       timeoutSeconds: options.timeoutSeconds,
       labelSelector: scope.labelSelector,
-      fieldSelector: scope.fieldSelector,
+      fieldSelector: request.fieldSelector,
     },
     signal: options.signal,
   });
