@@ -468,13 +468,14 @@ describe("decide", () => {
       );
     });
 
-    it("gives a retry time only for a running loop backoff or a warming CNI agent", () => {
+    it("gives a retry time only for a running loop backoff or a warming node agent", () => {
       fc.assert(
         fc.property(inputArb, (i) => {
           const d = run(i);
           if (d.kind !== "hold" || d.retryAfterMs === undefined) return;
           if (d.reason === "loop_backoff") expect(d.retryAfterMs).to.equal(i.guards.loop?.waitMs).and.be.above(0);
-          else if (d.reason === "cni_agent_not_ready") expect(d.retryAfterMs).to.equal(i.guards.agent?.waitMs);
+          else if (d.reason === "cni_agent_not_ready" || d.reason === "ztunnel_not_ready")
+            expect(d.retryAfterMs).to.equal(i.guards.agent?.waitMs);
           else expect.fail(`retryAfterMs on a ${d.reason} hold`);
         }),
       );
