@@ -8,7 +8,7 @@
 // It never gives up; only the abort signal ends run().
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../kube/api-error.js";
-import { listPage, openWatch, type PodListPage, type PodScope } from "../kube/pods-api.js";
+import { listPage, openWatch, type PodScope } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
@@ -111,31 +111,24 @@ export class PodReflector<T> implements RunningCache {
   async #list(signal: AbortSignal): Promise<State> {
     const started = performance.now();
     const listed = new Map<string, T>();
+    let continueToken: string | undefined;
     let resourceVersion = "";
-    const fetchPage = (continueToken: string | undefined) => {
-      const page = listPage(this.#options.transport, this.#options.path, this.#options.scope, {
-        limit: this.#options.pageSize,
-        continueToken,
-        signal,
-      });
-      // Awaited below; this only keeps a page asked for ahead from failing unobserved if its turn never comes.
-      page.catch(() => {});
-      return page;
-    };
     try {
-      let next: Promise<PodListPage> | undefined = fetchPage(undefined);
-      while (next !== undefined) {
-        const page: PodListPage = await next;
+      do {
+        const page = await listPage(this.#options.transport, this.#options.path, this.#options.scope, {
+          limit: this.#options.pageSize,
+          continueToken,
+          signal,
+        });
         this.#lastActivity = performance.now();
-        // Ask for the next page before turning this one into facts: the server prepares it meanwhile.
-        next = page.continueToken === undefined ? undefined : fetchPage(page.continueToken);
         for (const item of page.items) {
           const facts = this.#options.transform(item);
           if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
         }
+        continueToken = page.continueToken;
         resourceVersion = page.resourceVersion;
         this.#options.onListProgress?.(listed.size);
-      }
+      } while (continueToken !== undefined);
     } catch (error) {
       if (signal.aborted) return { phase: "list" };
       // An expired continue token (410) means the snapshot is gone: start the list over, after a pause.
