@@ -3,7 +3,7 @@
 // Why: kube-apiserver (seen on 1.34) pages a cluster-wide list narrowed by `metadata.namespace=X` with continue
 // tokens that leave the namespace out of their start key. The next page then starts at the wrong place: pods
 // whose names sort after X are skipped (the list ends early) and others come twice. On the namespaced path the
-// same tokens are right. controller-runtime makes the same move for the same selector.
+// same tokens are right.
 import { splitUnescaped } from "../config/selectors.js";
 
 export type CollectionRequest = { readonly path: string; readonly fieldSelector: string };
