@@ -67,6 +67,10 @@ lint: deps ## Lint and check formatting (Biome)
 format: deps ## Fix formatting and safe lint findings
 	npx biome check --write .
 
+.PHONY: docs
+docs: build ## Regenerate docs/flags.md from --help (a unit test fails while it differs)
+	node dist/test/docs/write-flags-reference.js
+
 .PHONY: test-unit
 test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
