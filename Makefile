@@ -41,6 +41,11 @@ deps: node_modules/.installed ## Install Node 24 (if needed) and the npm package
 controlplane: ## Build (once, cached) etcd, kube-apiserver, kubectl, kube-controller-manager and kube-scheduler
 	test/controlplane/build.sh >/dev/null
 
+# The demo and the benchmarks start only these two, so a newcomer's first `make demo` builds nothing else.
+.PHONY: controlplane-server
+controlplane-server: ## Build (once, cached) only etcd and kube-apiserver
+	test/controlplane/build.sh etcd kube-apiserver >/dev/null
+
 .PHONY: kwok
 kwok: ## Build (once, cached) kwok, whose fake nodes run the pods of the whole-cluster e2e tests
 	test/controlplane/kwok/build.sh >/dev/null
@@ -86,18 +91,18 @@ test: build lint controlplane kwok prometheus ## Type-check, lint, unit and inte
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: demo
-demo: build controlplane ## Local control plane + broken mesh pods + the controller repairing them live; Ctrl-C ends it
+demo: build controlplane-server ## Local control plane + broken mesh pods + the controller repairing them live; Ctrl-C ends it
 	node dist/test/demo/demo.js $(ARGS)
 
 # Benchmarks (bench/README.md): sizes and durations come from BENCH_* variables, e.g. BENCH_PODS=100000.
 BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
 
 .PHONY: bench
-bench: build controlplane ## Benchmarks vs a client-node baseline (~15-20 min; BENCH_PODS=100000 scales up) into bench/results/
+bench: build controlplane-server ## Benchmarks vs a client-node baseline (~15-20 min; BENCH_PODS=100000 scales up) into bench/results/
 	node dist/bench/run.js
 
 .PHONY: bench-smoke
-bench-smoke: build controlplane ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
+bench-smoke: build controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: run

@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kubectl (which renders kustomize overlays), and kube-controller-manager and
-# kube-scheduler (for the whole-cluster e2e tests) from the Go module proxy and caches them outside the work tree.
+# Builds the test control plane's binaries from the Go module proxy and caches them outside the work tree:
+#   build.sh [binary...]   the named ones; with no name, all of them
+# etcd and kube-apiserver are all the demo and most integration tests start; kubectl renders and applies the
+# manifests; kube-controller-manager and kube-scheduler run the whole-cluster e2e tests. Only missing binaries are
+# built, so `make demo` on a fresh machine builds two and `make test` later builds the other three.
 # Prints the directory holding the binaries on stdout; progress goes to stderr.
 #
 # The cache key is the module's go.mod + go.sum, so a version bump rebuilds and nothing else does.
-# A build goes to a scratch directory that is renamed into place only when every binary is there,
-# so an interrupted build never leaves a cached directory that looks usable.
+# Each binary is built in a scratch directory and renamed into place when it is complete, so an interrupted build
+# never leaves a binary that looks usable.
 set -euo pipefail
+
+all_binaries=(etcd kube-apiserver kubectl kube-controller-manager kube-scheduler)
+wanted=("$@")
+[[ ${#wanted[@]} -gt 0 ]] || wanted=("${all_binaries[@]}")
+for binary in "${wanted[@]}"; do
+  [[ " ${all_binaries[*]} " == *" $binary "* ]] || {
+    echo "build.sh: unknown binary '$binary' (known: ${all_binaries[*]})" >&2
+    exit 2
+  }
+done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${CNI_REPAIR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cni-repair}/controlplane
@@ -16,14 +29,14 @@ etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; e
 sum=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
 target="$cache_root/kube-$k8s_version-etcd-$etcd_version-$sum"
 
-complete() {
+missing() {
   local binary
-  for binary in kube-apiserver etcd kubectl kube-controller-manager kube-scheduler; do
-    [[ -x "$target/$binary" ]] || return 1
+  for binary in "${wanted[@]}"; do
+    [[ -x "$target/$binary" ]] || echo "$binary"
   done
 }
 
-if complete; then
+if [[ -z $(missing) ]]; then
   echo "$target"
   exit 0
 fi
@@ -31,37 +44,48 @@ fi
 command -v go >/dev/null || { echo "build.sh: Go >= 1.24 is needed to build the test control plane; 'go' is not on PATH" >&2; exit 1; }
 
 mkdir -p "$cache_root"
-# One build at a time per cache; a second caller waits and then finds the finished binaries.
+# One build at a time per cache; a second caller waits and then builds only what is still missing.
 exec 9>"$cache_root/.lock"
 flock 9
-if complete; then
+mapfile -t to_build < <(missing)
+if [[ ${#to_build[@]} -eq 0 ]]; then
   echo "$target"
   exit 0
 fi
 
 scratch=$(mktemp -d "$cache_root/.building.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$target"
 
-echo "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $k8s_version and etcd $etcd_version (first time only; 10-25 minutes on 2 cores)" >&2
+not_built=()
+for binary in "${all_binaries[@]}"; do
+  [[ -x "$target/$binary" || " ${to_build[*]} " == *" $binary "* ]] || not_built+=("$binary")
+done
+echo "building ${to_build[*]} (Kubernetes $k8s_version, etcd $etcd_version) into $target" >&2
+echo "  first time only; about 3-10 minutes per binary on 2 cores${not_built[*]:+; not needed now, so not built: ${not_built[*]}}" >&2
+
 version_flags="-X k8s.io/component-base/version.gitVersion=$k8s_version"
 version_flags+=" -X k8s.io/component-base/version.gitMajor=$(echo "$k8s_version" | cut -d. -f1 | tr -d v)"
 version_flags+=" -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)"
 version_flags+=" -X k8s.io/component-base/version.gitTreeState=clean"
 
+build() {
+  local binary=$1
+  case $binary in
+    etcd) go build -trimpath -ldflags "-s -w" -o "$scratch/etcd" go.etcd.io/etcd/server/v3 ;;
+    # kubectl reports its version from client-go, so it gets the same version stamp there too.
+    kubectl) go build -trimpath -ldflags "-s -w $version_flags ${version_flags//component-base/client-go\/pkg}" \
+      -o "$scratch/kubectl" k8s.io/kubernetes/cmd/kubectl ;;
+    *) go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/$binary" "k8s.io/kubernetes/cmd/$binary" ;;
+  esac
+}
+
 cd "$here"
 export CGO_ENABLED=0
-started=$SECONDS
-go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-controller-manager" \
-  k8s.io/kubernetes/cmd/kube-controller-manager
-go build -trimpath -ldflags "-s -w $version_flags" -o "$scratch/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
-go build -trimpath -ldflags "-s -w" -o "$scratch/etcd" go.etcd.io/etcd/server/v3
-# kubectl reports its version from client-go, so it gets the same version stamp there too.
-go build -trimpath -ldflags "-s -w $version_flags ${version_flags//component-base/client-go\/pkg}" \
-  -o "$scratch/kubectl" k8s.io/kubernetes/cmd/kubectl
-echo "built in $((SECONDS - started)) s" >&2
-
-rm -rf "$target"
-mv "$scratch" "$target"
-trap - EXIT
+for binary in "${to_build[@]}"; do
+  started=$SECONDS
+  build "$binary"
+  mv "$scratch/$binary" "$target/$binary"
+  echo "  built $binary in $((SECONDS - started)) s" >&2
+done
 echo "$target"

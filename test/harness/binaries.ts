@@ -1,4 +1,4 @@
-// Locates the etcd, kube-apiserver and kubectl binaries, building them on first use (cached by version).
+// Locates the binaries of the test control plane (etcd, kube-apiserver, kubectl, …), building each on first use.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url";
 export type ControlPlaneBinaries = {
   readonly etcd: string;
   readonly kubeApiserver: string;
-  /** kubectl of the same release, with its built-in kustomize: renders and applies the manifests. */
-  readonly kubectl: string;
 };
+
+/** What test/controlplane/build.sh can build, all of one Kubernetes release (and its etcd). */
+export type ReleaseBinary = "etcd" | "kube-apiserver" | "kubectl" | "kube-controller-manager" | "kube-scheduler";
 
 /** A file of the repository (e.g. test/controlplane/build.sh), found from dist/test/harness or the source. */
 export function repositoryFile(relativePath: string): string {
@@ -22,28 +23,37 @@ export function repositoryFile(relativePath: string): string {
   throw new Error(`cannot find ${relativePath} above the test harness`);
 }
 
-let cached: ControlPlaneBinaries | undefined;
+const found = new Map<ReleaseBinary, string>();
 
 /**
- * CNI_REPAIR_CONTROLPLANE_BIN points at a directory with all three binaries (skips the build);
- * otherwise build.sh prints the cache directory, building only when the cache is empty.
+ * Paths of the named binaries. CNI_REPAIR_CONTROLPLANE_BIN points at a directory holding them (skips the build);
+ * otherwise build.sh builds only the named ones that are not cached yet and prints the cache directory.
  */
-export function controlPlaneBinaries(): ControlPlaneBinaries {
-  if (cached) return cached;
-  const dir =
-    process.env.CNI_REPAIR_CONTROLPLANE_BIN ??
-    execFileSync(repositoryFile("test/controlplane/build.sh"), {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-    }).trim();
-  const binaries = {
-    etcd: join(dir, "etcd"),
-    kubeApiserver: join(dir, "kube-apiserver"),
-    kubectl: join(dir, "kubectl"),
-  };
-  for (const path of Object.values(binaries)) {
-    if (!existsSync(path)) throw new Error(`control-plane binary missing: ${path}`);
+export function releaseBinaries<N extends ReleaseBinary>(names: readonly N[]): Record<N, string> {
+  const missing = names.filter((name) => !found.has(name));
+  if (missing.length > 0) {
+    const dir =
+      process.env.CNI_REPAIR_CONTROLPLANE_BIN ??
+      execFileSync(repositoryFile("test/controlplane/build.sh"), missing, {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      }).trim();
+    for (const name of missing) {
+      const path = join(dir, name);
+      if (!existsSync(path)) throw new Error(`control-plane binary missing: ${path}`);
+      found.set(name, path);
+    }
   }
-  cached = binaries;
-  return binaries;
+  return Object.fromEntries(names.map((name) => [name, found.get(name)])) as Record<N, string>;
+}
+
+/** etcd and kube-apiserver: all the demo and most tests start, so a first `make demo` builds only these. */
+export function controlPlaneBinaries(): ControlPlaneBinaries {
+  const binaries = releaseBinaries(["etcd", "kube-apiserver"]);
+  return { etcd: binaries.etcd, kubeApiserver: binaries["kube-apiserver"] };
+}
+
+/** kubectl of the same release, with its built-in kustomize: renders and applies the manifests. */
+export function kubectlBinary(): string {
+  return releaseBinaries(["kubectl"]).kubectl;
 }

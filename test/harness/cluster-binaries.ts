@@ -2,8 +2,8 @@
 // control plane, same release) and kwok (its own Go module and cache), building them on first use.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { controlPlaneBinaries, repositoryFile } from "./binaries.js";
+import { join } from "node:path";
+import { releaseBinaries, repositoryFile } from "./binaries.js";
 
 export type ClusterBinaries = {
   readonly kubeControllerManager: string;
@@ -15,12 +15,12 @@ export type ClusterBinaries = {
 let cached: ClusterBinaries | undefined;
 
 /**
- * The controller-manager and scheduler sit beside kube-apiserver (CNI_REPAIR_CONTROLPLANE_BIN or build.sh);
+ * The controller-manager and scheduler come from the control plane's build (CNI_REPAIR_CONTROLPLANE_BIN or build.sh);
  * CNI_REPAIR_KWOK_BIN points at a directory holding kwok, otherwise kwok/build.sh builds or finds it.
  */
 export function clusterBinaries(): ClusterBinaries {
   if (cached) return cached;
-  const controlPlaneDir = dirname(controlPlaneBinaries().kubeApiserver);
+  const release = releaseBinaries(["kube-controller-manager", "kube-scheduler"]);
   const kwokDir =
     process.env.CNI_REPAIR_KWOK_BIN ??
     execFileSync(repositoryFile("test/controlplane/kwok/build.sh"), {
@@ -28,8 +28,8 @@ export function clusterBinaries(): ClusterBinaries {
       stdio: ["ignore", "pipe", "inherit"],
     }).trim();
   const binaries = {
-    kubeControllerManager: join(controlPlaneDir, "kube-controller-manager"),
-    kubeScheduler: join(controlPlaneDir, "kube-scheduler"),
+    kubeControllerManager: release["kube-controller-manager"],
+    kubeScheduler: release["kube-scheduler"],
     kwok: join(kwokDir, "kwok"),
   };
   for (const path of Object.values(binaries)) {

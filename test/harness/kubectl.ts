@@ -1,5 +1,5 @@
 // Runs the kubectl built alongside the control plane (kustomize included), as a user would from a shell.
-import { controlPlaneBinaries } from "./binaries.js";
+import { kubectlBinary } from "./binaries.js";
 import type { ControlPlane } from "./control-plane.js";
 import { runToEnd } from "./run-to-end.js";
 
@@ -14,7 +14,7 @@ export type KubectlOptions = {
 export async function kubectl(args: readonly string[], options: KubectlOptions = {}): Promise<string> {
   const fullArgs = options.plane ? [`--kubeconfig=${options.plane.kubeconfigPath}`, ...args] : [...args];
   // HOME points nowhere: the server is always given explicitly.
-  const result = await runToEnd(controlPlaneBinaries().kubectl, fullArgs, {
+  const result = await runToEnd(kubectlBinary(), fullArgs, {
     env: { HOME: "/nonexistent" },
     ...(options.input !== undefined && { input: options.input }),
   });
