@@ -6,6 +6,7 @@ import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./
 import { type Command, readArgs, type Setting } from "./read-args.js";
 import { buildRules } from "./rules.js";
 import { escapeFieldValue } from "./selectors.js";
+import { rejectUnknownEnv } from "./unknown-env.js";
 
 export type Mode = FlagValues["mode"];
 export type LogLevel = FlagValues["log-level"];
@@ -83,12 +84,16 @@ export type ParsedConfig = { readonly command: Command; readonly config: Config 
 
 /**
  * Flags win over CNI_REPAIR_* env vars, which win over defaults. Throws ConfigError naming the flag
- * or env var and the bad text. For help and version only argv syntax is checked and config holds the
- * defaults, so a broken environment cannot stop someone reading --help.
+ * or env var and the bad text, or an unknown CNI_REPAIR_* variable. For help and version only argv syntax is
+ * checked and config holds the defaults, so a broken environment cannot stop someone reading --help.
  */
 export function parseConfig(argv: string[], env: Record<string, string | undefined>): ParsedConfig {
   const args = readArgs(argv);
   if (args.command === "help" || args.command === "version") return { command: args.command, config: defaultConfig() };
+  rejectUnknownEnv(
+    env,
+    flagNames.flatMap((name) => envVarName(name) ?? []),
+  );
   const given = new Map<FlagName, Setting>();
   for (const name of flagNames) {
     const envName = envVarName(name);

@@ -19,6 +19,11 @@ describe("cni-repair command line", () => {
     [["--http-port=99999"], {}, '--http-port "99999"'],
     [["--no-such-flag"], {}, "--no-such-flag"],
     [[], { CNI_REPAIR_MODE: "nuke" }, 'CNI_REPAIR_MODE "nuke"'],
+    [
+      [],
+      { CNI_REPAIR_MAX_DELETIONS_PER_MINUT: "5" },
+      "unknown environment variable CNI_REPAIR_MAX_DELETIONS_PER_MINUT (did you mean CNI_REPAIR_MAX_DELETIONS_PER_MINUTE?)",
+    ],
   ] as const) {
     it(`exits 2 naming the bad value: ${[...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(" ")}`, async () => {
       const result = await runCommand(args, env);

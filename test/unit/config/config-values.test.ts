@@ -314,8 +314,9 @@ describe("config/parseConfig values", () => {
     expect(parseConfig(["--workers=2", "--workers=3"], {}).config.workers).to.equal(3);
   });
 
-  it("ignores unrelated env vars", () => {
-    expect(parseConfig([], { PATH: "/bin", CNI_REPAIR_HELP: "true" }).command).to.equal("run");
+  it("ignores unrelated env vars and accepts the internal CNI_REPAIR_* ones", () => {
+    const env = { PATH: "/bin", CNI_REPAIR_IN_CLUSTER_ROOT: "/tmp/x", CNI_REPAIR_CONTROLPLANE_BIN: "/opt/bin" };
+    expect(parseConfig([], env).command).to.equal("run");
   });
 
   it("puts presets first, in the order given, then the custom rule", () => {

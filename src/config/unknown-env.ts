@@ -1,0 +1,36 @@
+// Refuses CNI_REPAIR_* environment variables that no flag reads: a misspelt limit must not silently fall back to
+// its default.
+import { closest } from "fastest-levenshtein";
+import { ConfigError } from "./config-error.js";
+
+const PREFIX = "CNI_REPAIR_";
+
+/**
+ * Read by something other than a flag: the in-cluster path prefix (src/kube/connect.ts), and the build and test
+ * tooling (control plane and kwok binaries, their cache), whose environment a controller started by it inherits.
+ */
+export const INTERNAL_ENV_VARS: readonly string[] = [
+  "CNI_REPAIR_IN_CLUSTER_ROOT",
+  "CNI_REPAIR_CONTROLPLANE_BIN",
+  "CNI_REPAIR_KWOK_BIN",
+  "CNI_REPAIR_CACHE",
+];
+
+/** Throws ConfigError for the first unknown CNI_REPAIR_* variable, naming the known one closest to it. */
+export function rejectUnknownEnv(env: Record<string, string | undefined>, flagEnvVars: readonly string[]): void {
+  const known = new Set([...flagEnvVars, ...INTERNAL_ENV_VARS]);
+  const unknown = Object.keys(env)
+    .filter((name) => name.startsWith(PREFIX) && !known.has(name))
+    .sort();
+  const first = unknown[0];
+  if (first === undefined) return;
+  throw new ConfigError(
+    `unknown environment variable ${first} (did you mean ${closestName(first, [...known])}?)` +
+      (unknown.length > 1 ? `; also unknown: ${unknown.slice(1).join(", ")}` : ""),
+  );
+}
+
+/** The candidate with the smallest edit distance (the first of equals); candidates must not be empty. */
+export function closestName(name: string, candidates: readonly string[]): string {
+  return closest(name, [...candidates]);
+}
