@@ -59,6 +59,27 @@ prometheus: ## Install prometheus and promtool (Debian package, via apt-get) whe
 	  echo "installing Debian's prometheus package (prometheus, promtool) with apt-get"; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
+# The image (image/build.sh, docs in README "Container image"). VERSION must equal package.json's version;
+# IMAGE_PUSH=ghcr.io/org/cni-repair:1.2.3 pushes the index with crane (credentials from ~/.docker/config.json).
+VERSION ?= $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+GIT_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_SOURCE ?= https://github.com/cni-repair/cni-repair
+IMAGE_OUT ?= $(CURDIR)/dist/image
+IMAGE_PUSH ?=
+CRANE_VERSION := v0.22.1
+SYFT_VERSION := v1.57.2
+
+.PHONY: image
+image: build ## OCI image index (linux/amd64+arm64) and SBOMs into dist/image/ (VERSION GIT_REVISION SOURCE_DATE_EPOCH IMAGE_SOURCE IMAGE_PUSH)
+	VERSION=$(VERSION) GIT_REVISION=$(GIT_REVISION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
+	  IMAGE_SOURCE=$(IMAGE_SOURCE) IMAGE_OUT=$(IMAGE_OUT) IMAGE_PUSH=$(IMAGE_PUSH) NODE_VERSION=$(NODE_VERSION) \
+	  CRANE_VERSION=$(CRANE_VERSION) SYFT_VERSION=$(SYFT_VERSION) image/build.sh
+
+.PHONY: image-pins
+image-pins: deps ## Pin the image's Debian packages and Node binaries to today's versions (image/inputs.lock)
+	image/pin-inputs.sh $(NODE_VERSION)
+
 .PHONY: build
 build: deps ## Compile TypeScript (src, test, bench) into dist/
 	rm -rf dist
