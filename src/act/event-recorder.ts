@@ -1,6 +1,8 @@
 // Records Kubernetes Events about pods: one per pod UID and reason, written in the background so a repair never
 // waits for its Event, and never fails the caller.
+import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
+import { ApiError } from "../kube/api-error.js";
 import { createPodEvent, type PodEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
@@ -11,6 +13,14 @@ const MAX_REMEMBERED_PODS = 50_000;
 const EVENT_WRITERS = 2;
 /** Events waiting to be written; beyond this (API server down or very slow) new ones are dropped and counted. */
 const MAX_WAITING_EVENTS = 1_000;
+/**
+ * Tries per Event while the server throttles it (429, or 503 with Retry-After). A throttled answer pauses every
+ * writer until its Retry-After (the server throttles our flow, not one Event); meanwhile Events back up into the
+ * bounded backlog above.
+ */
+const MAX_THROTTLED_ATTEMPTS = 10;
+/** The wait after a 429 that came without Retry-After. */
+const THROTTLED_DEFAULT_WAIT_MS = 1_000;
 
 export class EventRecorder {
   readonly #transport: KubeTransport;
@@ -19,6 +29,10 @@ export class EventRecorder {
   /** Pod UID → reasons already recorded for it. */
   readonly #recorded = new Map<string, Set<string>>();
   readonly #writers = new PQueue({ concurrency: EVENT_WRITERS });
+  /** Aborted by stopRetrying(): a Retry-After wait must not keep a stopping process alive. */
+  readonly #retrying = new AbortController();
+  /** performance.now() until which no Event is written: the latest Retry-After. */
+  #pausedUntil = 0;
 
   constructor(transport: KubeTransport, logger: Logger, onFailure: () => void) {
     this.#transport = transport;
@@ -39,21 +53,17 @@ export class EventRecorder {
       this.#failed(event, new Error(`dropped: ${MAX_WAITING_EVENTS} events already wait to be written`));
       return;
     }
-    void this.#writers.add(async () => {
-      try {
-        await createPodEvent(this.#transport, event);
-      } catch (error) {
-        // An Event is a courtesy to humans; the repair it describes has already happened. Forget it so a
-        // later attempt at the same pod may write it.
-        this.#recorded.get(uid)?.delete(dedupKey);
-        this.#failed(event, error as Error);
-      }
-    });
+    void this.#writers.add(() => this.#write(event, dedupKey));
   }
 
   /** Resolves once every queued Event is written or has failed: call before closing the transport. */
   async drain(): Promise<void> {
     await this.#writers.onIdle();
+  }
+
+  /** Gives up the Retry-After waits in progress (their Events count as failed): the shutdown deadline passed. */
+  stopRetrying(): void {
+    this.#retrying.abort();
   }
 
   /** Events queued or being written. */
@@ -64,6 +74,35 @@ export class EventRecorder {
   /** Forgets a pod that is gone, so memory follows the cluster. */
   forgetPod(uid: string): void {
     this.#recorded.delete(uid);
+  }
+
+  async #write(event: PodEvent, dedupKey: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#pause();
+        await createPodEvent(this.#transport, event);
+        return;
+      } catch (error) {
+        const throttled = error instanceof ApiError && error.throttled;
+        if (throttled && attempt < MAX_THROTTLED_ATTEMPTS && !this.#retrying.signal.aborted) {
+          const waitMs = error.retryAfterMs ?? THROTTLED_DEFAULT_WAIT_MS;
+          this.#pausedUntil = Math.max(this.#pausedUntil, performance.now() + waitMs);
+          this.#logger.debug("event throttled; retrying after Retry-After", { reason: event.reason, waitMs, attempt });
+          continue;
+        }
+        // An Event is a courtesy to humans; the repair it describes has already happened. Forget it so a
+        // later attempt at the same pod may write it.
+        this.#recorded.get(event.pod.uid)?.delete(dedupKey);
+        this.#failed(event, error as Error);
+        return;
+      }
+    }
+  }
+
+  /** Waits out the latest Retry-After; throws once stopRetrying() was called during the wait. */
+  async #pause(): Promise<void> {
+    const waitMs = this.#pausedUntil - performance.now();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal: this.#retrying.signal });
   }
 
   #failed(event: PodEvent, error: Error): void {

@@ -12,9 +12,9 @@ export type BrokenVerdict = Extract<Verdict, { broken: true }>;
 export type RepairOutcome = {
   readonly type: RepairType;
   readonly result: RepairResult;
-  /** Why a skip or fail happened, for the log. */
+  /** Why a skip, fail or throttle happened, for the log. */
   readonly detail?: string;
-  /** The API error behind a fail (for Retry-After) or a skip. */
+  /** The API error behind a fail, a throttle (for Retry-After) or a skip. */
   readonly error?: ApiError;
 };
 
@@ -112,6 +112,8 @@ export class Repairer {
           error,
         };
       }
+      // The server asks us to slow down: not a failure of the repair (alerts must not fire), retried later.
+      if (error.throttled) return { type, result: "throttled", detail: error.message, error };
       return { type, result: "fail", detail: error.message, error };
     }
   }

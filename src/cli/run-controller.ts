@@ -114,7 +114,10 @@ export async function runController(config: Config): Promise<number> {
   const drained = await Promise.race([running.then(() => true), deadline]);
   if (!drained) log.warn("in-flight actions did not finish within the shutdown timeout");
   const eventsWritten = await Promise.race([pipeline.events.drain().then(() => true), deadline]);
-  if (!eventsWritten) log.warn("events not written within the shutdown timeout", { backlog: pipeline.events.backlog });
+  if (!eventsWritten) {
+    log.warn("events not written within the shutdown timeout", { backlog: pipeline.events.backlog });
+    pipeline.events.stopRetrying();
+  }
   stopElection.abort();
   await electing;
   eventLoop.stop();

@@ -1,6 +1,7 @@
 // Reconcile one pod key: read the latest facts, detect, decide under the guards, act, and record the outcome.
 import type { EventRecorder } from "../act/event-recorder.js";
 import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
+import { ThrottleGate } from "../act/throttle-gate.js";
 import type { Mode } from "../config/config.js";
 import { type Decision, decide, modeFor } from "../decide/decide.js";
 import { type DetectContext, detect } from "../detect/detect.js";
@@ -47,10 +48,13 @@ export class Reconciler {
   readonly #now: () => number;
   /** Pod key → UID this controller already deleted or reported, so it never acts on that UID twice. */
   readonly #handled = new Map<string, string>();
+  /** Pods whose last action the API server throttled: no new call before its Retry-After. */
+  readonly #throttled: ThrottleGate;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
+    this.#throttled = new ThrottleGate(this.#now);
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -106,6 +110,9 @@ export class Reconciler {
         });
         return { kind: "done" };
       case "act": {
+        // A watch event or resync may bring the pod back before the server's Retry-After has passed.
+        const throttledMs = this.#throttled.waitMs(key);
+        if (throttledMs > 0) return { kind: "requeue", afterMs: throttledMs };
         if (decision.action === "delete") {
           // The last gate, taken only once every other guard agreed: the cluster-wide deletion pace.
           const waitMs = this.#deps.guards.takeDeletionToken(key);
@@ -130,9 +137,15 @@ export class Reconciler {
         if (outcome.result === "skip") {
           return outcome.error?.status === 409 ? { kind: "requeue", afterMs: CONFLICT_RECHECK_MS } : { kind: "done" };
         }
+        const retryAfterMs = outcome.error?.retryAfterMs;
+        if (outcome.result === "throttled" && retryAfterMs !== undefined) {
+          // Not a failure: no retry budget is spent, and nothing calls for this pod before the server asked.
+          this.#throttled.hold(key, retryAfterMs);
+          return { kind: "requeue", afterMs: retryAfterMs };
+        }
         return {
           kind: "retry",
-          notBeforeMs: outcome.error?.retryAfterMs ?? 0,
+          notBeforeMs: retryAfterMs ?? 0,
           error: outcome.detail ?? "action failed",
         };
       }
@@ -187,8 +200,11 @@ export class Reconciler {
       result: outcome.result,
       ...(outcome.detail && { detail: outcome.detail }),
     };
-    if (outcome.result === "fail") {
-      logger.warn("repair failed", line);
+    if (outcome.result === "fail" || outcome.result === "throttled") {
+      logger.warn(outcome.result === "fail" ? "repair failed" : "repair throttled by the API server", {
+        ...line,
+        ...(outcome.error?.retryAfterMs !== undefined && { retryAfterMs: outcome.error.retryAfterMs }),
+      });
       return;
     }
     if (sinceMs !== undefined && (outcome.result === "success" || outcome.result === "dry_run")) {
@@ -205,6 +221,7 @@ export class Reconciler {
 
   #forget(key: string): void {
     this.#release(key);
+    this.#throttled.forget(key);
     const entry = this.#deps.broken.clear(key);
     const handledUid = this.#handled.get(key);
     this.#handled.delete(key);

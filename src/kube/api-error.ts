@@ -20,6 +20,14 @@ export class ApiError extends Error {
     this.retryAfterMs = options.retryAfterMs;
   }
 
+  /**
+   * The server asked us to slow down rather than failed: 429 (API Priority and Fairness, max-in-flight), or 503
+   * with Retry-After (an overloaded or restarting server). Not a failure of the call; retry after `retryAfterMs`.
+   */
+  get throttled(): boolean {
+    return this.status === 429 || (this.status === 503 && this.retryAfterMs !== undefined);
+  }
+
   /** The label value for cni_repair_api_requests_total{code}. */
   get codeLabel(): string {
     return this.status === 0 ? "error" : String(this.status);

@@ -6,7 +6,8 @@ import { HOLD_REASONS, type HoldReason } from "../safety/holds.js";
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
 export type RepairType = (typeof REPAIR_TYPES)[number];
 
-export const REPAIR_RESULTS = ["success", "fail", "skip", "dry_run"] as const;
+/** throttled: the API server answered 429 (or 503 with Retry-After); retried after Retry-After, not a failure. */
+export const REPAIR_RESULTS = ["success", "fail", "skip", "dry_run", "throttled"] as const;
 export type RepairResult = (typeof REPAIR_RESULTS)[number];
 
 /** timeout: the server closed the watch normally; gone: 410 (resourceVersion too old); stalled: no event or bookmark in time. */

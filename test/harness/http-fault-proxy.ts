@@ -190,3 +190,24 @@ export function retryAfterReport(log: readonly LoggedRequest[], toleranceMs = 10
   }
   return { retries, violations };
 }
+
+/**
+ * For a client that pauses a whole kind of request after a Retry-After (every Event write, whatever the Event):
+ * requests that arrived more than `graceMs` after a Retry-After answer (requests already on their way are
+ * allowed that long) and sooner than it asked, as "METHOD path: came X ms after a Retry-After of Y ms".
+ */
+export function pauseViolations(log: readonly LoggedRequest[], graceMs = 50, toleranceMs = 100): string[] {
+  const violations: string[] = [];
+  for (const answer of log) {
+    if (answer.retryAfterSeconds === undefined) continue;
+    const answeredAtMs = answer.answeredAtMs ?? answer.atMs;
+    const askedMs = answer.retryAfterSeconds * 1000;
+    for (const entry of log) {
+      const waited = entry.atMs - answeredAtMs;
+      if (waited > graceMs && waited < askedMs - toleranceMs) {
+        violations.push(`${entry.method} ${entry.url}: came ${waited} ms after a Retry-After of ${askedMs} ms`);
+      }
+    }
+  }
+  return violations;
+}

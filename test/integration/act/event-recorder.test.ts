@@ -8,9 +8,10 @@ import type { PodEvent } from "../../../src/kube/events-api.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
-import { HttpFaultProxy } from "../../harness/http-fault-proxy.js";
+import { HttpFaultProxy, pauseViolations } from "../../harness/http-fault-proxy.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
 
 describe("event recorder", () => {
   let api: CoreV1Api;
@@ -109,5 +110,35 @@ describe("event recorder", () => {
     expect(warnings.filter((line) => line.includes("dropped"))).to.have.length(8);
     await recorder.drain();
     expect(failures).to.equal(1_010);
+  });
+
+  it("pauses every writer for Retry-After on 429, and writes every Event in the end", async function () {
+    this.timeout(60_000);
+    const throttledFor = Date.now() + 3_000;
+    proxy.setRule((request) =>
+      request.method === "POST" && Date.now() < throttledFor
+        ? { kind: "fail", code: 429, retryAfterSeconds: 1 }
+        : { kind: "pass" },
+    );
+    const pods = Array.from({ length: 20 }, (_, i) => `busy-${i}`);
+    for (const pod of pods) recorder.post(event(pod));
+    await recorder.drain();
+
+    expect(failures).to.equal(0);
+    const written = (await api.listNamespacedEvent({ namespace })).items.map((item) => item.involvedObject.name);
+    expect(written.sort()).to.deep.equal([...pods].sort());
+    const posts = proxy.log.filter((entry) => entry.method === "POST");
+    expect(posts.filter((entry) => entry.status === 429).length).to.be.greaterThan(1);
+    expect(pauseViolations(posts)).to.deep.equal([]);
+  });
+
+  it("stopRetrying() ends a Retry-After wait at once: the Event counts as failed, drain() resolves", async () => {
+    proxy.setRule(() => ({ kind: "fail", code: 429, retryAfterSeconds: 600 }));
+    recorder.post(event("stuck"));
+    await waitFor("the first 429", () => proxy.log.some((entry) => entry.status === 429));
+    recorder.stopRetrying();
+    await recorder.drain();
+    expect(failures).to.equal(1);
+    expect(warnings.join("")).to.contain("could not record event").and.contain('"pod":"stuck"');
   });
 });

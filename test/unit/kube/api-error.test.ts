@@ -233,4 +233,22 @@ describe("kube/api-error", () => {
       );
     });
   });
+
+  describe("throttled", () => {
+    it("is true for 429 with or without Retry-After, and for 503 only with it", () => {
+      expect(new ApiError("x", { status: 429 }).throttled).to.equal(true);
+      expect(new ApiError("x", { status: 429, retryAfterMs: 3000 }).throttled).to.equal(true);
+      expect(new ApiError("x", { status: 503, retryAfterMs: 1000 }).throttled).to.equal(true);
+      expect(new ApiError("x", { status: 503 }).throttled).to.equal(false);
+      for (const status of [0, 401, 403, 409, 500, 504]) {
+        expect(new ApiError("x", { status, retryAfterMs: 1000 }).throttled, String(status)).to.equal(false);
+      }
+    });
+
+    it("reads it from a response: 429 with a Status body and Retry-After", () => {
+      const error = apiErrorFromResponse("DELETE /x", 429, '{"reason":"TooManyRequests","message":"slow"}', "2");
+      expect(error.throttled).to.equal(true);
+      expect(error.retryAfterMs).to.equal(2000);
+    });
+  });
 });

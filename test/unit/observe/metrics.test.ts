@@ -11,7 +11,7 @@ describe("observe/metrics", () => {
     const text = await registry.metrics();
 
     for (const type of ["delete", "label", "report"]) {
-      for (const result of ["success", "fail", "skip", "dry_run"]) {
+      for (const result of ["success", "fail", "skip", "dry_run", "throttled"]) {
         expect(text).to.include(`cni_repair_pods_repaired_total{type="${type}",result="${result}"} 0\n`);
       }
     }

@@ -1,0 +1,35 @@
+// Remembers, per pod key, until when the API server asked us to wait (Retry-After on a 429 or 503), so that no
+// later reconcile of that pod — a watch event, a resync — calls again sooner than the server asked.
+
+export class ThrottleGate {
+  readonly #until = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** The server throttled a call for `key`: no new call for it before `afterMs` from now. */
+  hold(key: string, afterMs: number): void {
+    this.#until.set(key, this.#now() + Math.max(0, afterMs));
+  }
+
+  /** Milliseconds left before `key` may call again; 0 once free (the entry is then dropped). */
+  waitMs(key: string): number {
+    const until = this.#until.get(key);
+    if (until === undefined) return 0;
+    const left = until - this.#now();
+    if (left > 0) return left;
+    this.#until.delete(key);
+    return 0;
+  }
+
+  /** The pod is gone: drop its entry, so memory follows the cluster. */
+  forget(key: string): void {
+    this.#until.delete(key);
+  }
+
+  get size(): number {
+    return this.#until.size;
+  }
+}
