@@ -26,7 +26,7 @@ export class EventRecorder {
   readonly #transport: KubeTransport;
   readonly #logger: Logger;
   readonly #onFailure: () => void;
-  /** Pod UID → reasons already recorded for it. */
+  /** Pod UID (or another subject, see post) → reasons already recorded for it. */
   readonly #recorded = new Map<string, Set<string>>();
   readonly #writers = new PQueue({ concurrency: EVENT_WRITERS });
   /** Aborted by stopRetrying(): a Retry-After wait must not keep a stopping process alive. */
@@ -42,10 +42,12 @@ export class EventRecorder {
 
   /**
    * Queues the Event unless one with the same dedup key (default: its reason) was already queued for this pod
-   * UID, so a pod retried many times gets one Event, not one per retry. Returns at once; `drain()` waits.
+   * UID, so a pod retried many times gets one Event, not one per retry. `subject` replaces the UID where one
+   * thing outlives its pod objects (a static pod whose mirror the kubelet re-creates). Returns at once; `drain()`
+   * waits.
    */
-  post(event: PodEvent, dedupKey = event.reason): void {
-    const { uid } = event.pod;
+  post(event: PodEvent, dedupKey = event.reason, subject = event.pod.uid): void {
+    const uid = subject;
     if (this.#recorded.get(uid)?.has(dedupKey)) return;
     this.#remember(uid, dedupKey);
     if (this.#writers.size >= MAX_WAITING_EVENTS) {

@@ -82,7 +82,10 @@ export class Repairer {
     return outcome;
   }
 
-  /** A broken pod a guard holds back: one Warning Event per pod and hold reason, not one per retry. */
+  /**
+   * A broken pod a guard holds back: one Warning Event per pod and hold reason, not one per retry. A static pod
+   * is one pod across the mirrors the kubelet re-creates, so it gets one Event by name.
+   */
   reportHold(facts: PodFacts, verdict: BrokenVerdict, hold: string, detail: string): void {
     this.#events.post(
       {
@@ -93,6 +96,7 @@ export class Repairer {
         note: `held (${hold}): ${detail}; ${describe(verdict)}`,
       },
       `BrokenPodHeld/${hold}`,
+      facts.staticPod ? `static:${facts.namespace}/${facts.name}` : facts.uid,
     );
   }
 

@@ -101,6 +101,7 @@ export function buildPipeline(
     loopBackoff: config.loopBackoff,
     storm: config.storm,
     nodeAgentGates: nodeAgents.gatesByRule,
+    onTurnMoved: (key, waitMs) => controller?.wake(key, waitMs),
   });
   const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
   const broken = new BrokenPods(metrics.brokenPods, metrics.detections);

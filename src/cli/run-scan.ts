@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
-import { decide, modeFor } from "../decide/decide.js";
+import { decide, isPaced, modeFor } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import { createLogger, flushLogger, type Logger } from "../observe/logger.js";
@@ -75,10 +75,11 @@ function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
     a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace),
   );
   const rows: ScanRow[] = [];
+  // The pace applies in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
+  const pace = pipeline.guards.dryPace();
   for (const facts of pods) {
     const verdict = detect(facts, config.rules, pipeline.context());
     if (!verdict.broken) continue;
-    const key = podKey(facts.namespace, facts.name);
     const mode = modeFor(config.mode, config.rules, verdict.rule);
     const decision = decide({
       facts,
@@ -87,19 +88,12 @@ function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
       label: config.label,
       alreadyHandled: false,
       deleteBarePods: config.deleteBarePods,
-      guards: mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule),
+      guards: mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule, { pace }),
     });
-    let action =
+    if (isPaced(decision)) pipeline.guards.commitPace(podKey(facts.namespace, facts.name), pace);
+    const action =
       decision.kind === "hold" ? `hold: ${decision.reason}` : decision.kind === "act" ? decision.action : decision.kind;
-    let detail = decision.kind === "hold" ? decision.detail : decision.kind === "skip" ? decision.reason : "";
-    // The deletion pace applies in order, as it would in run: the first pods get the burst.
-    if (decision.kind === "act" && decision.action === "delete") {
-      const waitMs = pipeline.guards.takeDeletionToken(key);
-      if (waitMs > 0) {
-        action = "hold: rate_limit";
-        detail = `paced by --max-deletions-per-minute; turn in ${Math.ceil(waitMs / 1000)} s`;
-      }
-    }
+    const detail = decision.kind === "hold" ? decision.detail : decision.kind === "skip" ? decision.reason : "";
     rows.push({
       namespace: facts.namespace,
       pod: facts.name,

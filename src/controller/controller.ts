@@ -100,6 +100,11 @@ export class Controller {
     this.#enqueueAll(this.#options.holds.keys(["cni_agent_not_ready", "ztunnel_not_ready"], { node }));
   }
 
+  /** A held pod's deletion turn moved earlier (a skipped delete gave its token back): look again then. */
+  wake(key: string, afterMs: number): void {
+    this.#options.queue.addAfter(key, afterMs);
+  }
+
   /** Re-queues every pod known to be broken, so one missed or failed repair is picked up again. */
   resync(): void {
     this.#enqueueAll(this.#options.broken.keys());
@@ -116,6 +121,8 @@ export class Controller {
         if (leadership && !leadership.isLeader) {
           // Followers keep their cache warm and their queue deduplicated, but act on nothing.
           if (!(await leadership.waitForLeadership(signal))) break;
+          // The previous leader may have spent the burst a moment ago: pace from empty (see README).
+          this.#options.guards.startTerm();
           logger.info("leading: acting on broken pods", { broken: this.#options.broken.size });
           this.resync();
         }

@@ -3,7 +3,7 @@ import type { EventRecorder } from "../act/event-recorder.js";
 import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
 import { ThrottleGate } from "../act/throttle-gate.js";
 import type { Mode } from "../config/config.js";
-import { type Decision, decide, modeFor } from "../decide/decide.js";
+import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
 import { type DetectContext, detect } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
@@ -91,8 +91,13 @@ export class Reconciler {
       label: this.#deps.label,
       alreadyHandled: this.#handled.get(key) === facts.uid,
       deleteBarePods: this.#deps.deleteBarePods,
-      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule, entry.sinceMs),
+      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule, { seenBrokenSinceMs: entry.sinceMs }),
     });
+    // A watch event or resync may bring the pod back before the server's Retry-After has passed: spend nothing.
+    const throttledMs = decision.kind === "act" ? this.#throttled.waitMs(key) : 0;
+    if (throttledMs > 0) return { kind: "requeue", afterMs: throttledMs };
+    // Same tick as the view (no await between): the turn peeked at is the turn spent or reserved.
+    if (isPaced(decision)) this.#deps.guards.commitPace(key);
     const fields = { ...podFields(facts), rule: verdict.rule, reason: verdict.reason };
     switch (decision.kind) {
       case "healthy":
@@ -110,23 +115,6 @@ export class Reconciler {
         });
         return { kind: "done" };
       case "act": {
-        // A watch event or resync may bring the pod back before the server's Retry-After has passed.
-        const throttledMs = this.#throttled.waitMs(key);
-        if (throttledMs > 0) return { kind: "requeue", afterMs: throttledMs };
-        if (decision.action === "delete") {
-          // The last gate, taken only once every other guard agreed: the cluster-wide deletion pace.
-          const waitMs = this.#deps.guards.takeDeletionToken(key);
-          if (waitMs > 0) {
-            const detail = `deletions are paced by --max-deletions-per-minute; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`;
-            return await this.#hold(
-              key,
-              facts,
-              verdict,
-              { kind: "hold", reason: "rate_limit", detail, retryAfterMs: waitMs },
-              fields,
-            );
-          }
-        }
         this.#release(key);
         const outcome = await this.#act(decision.action, facts, verdict);
         this.#record(outcome, fields, entry.sinceMs);
@@ -181,7 +169,9 @@ export class Reconciler {
       case "delete": {
         guards.beforeDelete(facts);
         const outcome = await repairer.delete(facts, verdict);
-        guards.afterDelete(facts, outcome.result === "success");
+        // A 429/503 refused the DELETE before doing anything: like a skip, nothing was deleted.
+        const refused = outcome.result === "skip" || outcome.result === "throttled";
+        guards.afterDelete(facts, outcome.result === "success" ? "deleted" : refused ? "skipped" : "failed");
         return outcome;
       }
       case "label":

@@ -1,5 +1,6 @@
-// The safety policy: given a verdict and what the guards see, what to do with the pod now. Pure; the
-// reconciler gathers the guard view and carries the decision out.
+// The safety policy, all of it: given a verdict, the pod's facts and what the guards see (the deletion pace as a
+// peek), what to do with the pod now. Pure. The reconciler and `scan` gather the same guard view and call this
+// one function; only the reconciler then commits the pace (SafetyGuards.commitPace).
 import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
@@ -39,6 +40,8 @@ export type GuardView = {
   };
   /** A cap on pods we deleted that are still terminating. */
   readonly inflight?: { readonly reason: "node_inflight" | "namespace_inflight"; readonly detail: string };
+  /** The cluster-wide deletion pace, peeked: waitMs > 0 when this pod's turn has not come. */
+  readonly pace?: { readonly waitMs: number; readonly detail: string };
 };
 
 export type PolicyInput = {
@@ -67,6 +70,14 @@ export function decide(input: PolicyInput): Decision {
   if (input.alreadyHandled) {
     return { kind: "skip", reason: mode === "delete" ? "already deleted by us" : "already reported" };
   }
+  // The kubelet runs a static pod from a file and re-creates its mirror: deleting the mirror repairs nothing.
+  if (facts.staticPod) {
+    return {
+      kind: "hold",
+      reason: "static_pod",
+      detail: `a static pod's mirror on node ${facts.nodeName ?? "?"}: deleting it repairs nothing (restart it on the node)`,
+    };
+  }
   // Nothing would recreate a pod without a controlling owner: deleting it would lose the workload.
   if (facts.owner === undefined && !input.deleteBarePods) {
     return {
@@ -79,7 +90,7 @@ export function decide(input: PolicyInput): Decision {
   if (guards.loop && guards.loop.waitMs > 0) {
     return { kind: "hold", reason: "loop_backoff", detail: guards.loop.detail, retryAfterMs: guards.loop.waitMs };
   }
-  if (guards.storm) return { kind: "hold", reason: "storm", detail: guards.storm.detail };
+  // The agent before the storm: when the node's agent is down, that is the cause to name (and alert on).
   if (guards.agent) {
     return {
       kind: "hold",
@@ -88,12 +99,21 @@ export function decide(input: PolicyInput): Decision {
       ...(guards.agent.waitMs !== undefined && { retryAfterMs: guards.agent.waitMs }),
     };
   }
-  // In report mode nothing is deleted, so nothing is in flight: only the guards above apply.
-  if (mode === "delete" && guards.inflight) {
-    return { kind: "hold", reason: guards.inflight.reason, detail: guards.inflight.detail };
+  if (guards.storm) return { kind: "hold", reason: "storm", detail: guards.storm.detail };
+  // In report mode nothing is deleted, so nothing is in flight or paced: only the guards above apply.
+  if (mode !== "delete") return { kind: "act", action: mode };
+  if (guards.inflight) return { kind: "hold", reason: guards.inflight.reason, detail: guards.inflight.detail };
+  // The last gate, asked only once every other guard agreed: the cluster-wide deletion pace.
+  if (guards.pace && guards.pace.waitMs > 0) {
+    return { kind: "hold", reason: "rate_limit", detail: guards.pace.detail, retryAfterMs: guards.pace.waitMs };
   }
   return { kind: "act", action: mode };
 }
+
+/** Decisions that take part in the deletion pace: a delete spends a turn, a rate_limit hold reserves one. */
+export const isPaced = (decision: Decision): boolean =>
+  (decision.kind === "act" && decision.action === "delete") ||
+  (decision.kind === "hold" && decision.reason === "rate_limit");
 
 /** Delete mode deletes, except under rules whose own action is to report (ambient, by default). */
 export function modeFor(mode: Mode, rules: readonly Rule[], ruleName: string): Mode {

@@ -32,6 +32,11 @@ export type PodFacts = {
   /** spec.hostNetwork: such a pod shares the node's network and cannot be captured by a mesh. */
   readonly hostNetwork: boolean;
   /**
+   * A mirror pod of a static pod (annotation kubernetes.io/config.mirror, or a controlling owner of kind Node):
+   * the kubelet runs it from a file, so deleting the API object repairs nothing.
+   */
+  readonly staticPod: boolean;
+  /**
    * When the last of its containers started, if all are running now (epoch ms); kept only when a rule needs it
    * (ambient enrolment has a grace period counted from there).
    */

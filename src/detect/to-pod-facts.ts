@@ -105,6 +105,15 @@ function runningSince(statuses: unknown): number | undefined {
   return latest;
 }
 
+/** The kubelet marks the API copy of a static pod with this annotation (and makes its Node the controller). */
+const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+function isMirrorPod(metadata: Obj | undefined): boolean {
+  const annotations = asObject(field(metadata, "annotations"));
+  if (field(annotations, MIRROR_ANNOTATION) !== undefined) return true;
+  return controllerOwner(field(metadata, "ownerReferences"))?.kind === "Node";
+}
+
 function controllerOwner(refs: unknown): OwnerRef | undefined {
   if (!Array.isArray(refs)) return undefined;
   for (let i = 0; i < refs.length; i++) {
@@ -191,6 +200,7 @@ function extract(pod: unknown, schema: FactsSchema): PodFacts | undefined {
     phase: nonEmpty(field(status, "phase")),
     restartPolicy: nonEmpty(field(spec, "restartPolicy")),
     hostNetwork: field(spec, "hostNetwork") === true,
+    staticPod: isMirrorPod(metadata),
     runningSinceMs: schema.keepRunningSince ? runningSince(field(status, "containerStatuses")) : undefined,
     deleting: deletionTimestamp !== undefined && deletionTimestamp !== null,
     createdAtMs: timestampMs(field(metadata, "creationTimestamp")),
@@ -259,6 +269,7 @@ export function sameFacts(a: PodFacts, b: PodFacts): boolean {
     a.phase === b.phase &&
     a.restartPolicy === b.restartPolicy &&
     a.hostNetwork === b.hostNetwork &&
+    a.staticPod === b.staticPod &&
     a.runningSinceMs === b.runningSinceMs &&
     a.deleting === b.deleting &&
     a.createdAtMs === b.createdAtMs &&

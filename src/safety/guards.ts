@@ -1,7 +1,7 @@
 // The stateful guards in one place: what each says about a broken pod now (the GuardView for decide),
 // the deletion pacing, and the bookkeeping around each delete.
 import type { GuardView } from "../decide/decide.js";
-import type { PodFacts } from "../detect/facts.js";
+import { type PodFacts, podKey } from "../detect/facts.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import type { CniAgents } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
@@ -20,8 +20,13 @@ export type GuardOptions = {
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
   /** The node-agent gates (CNI agent, ztunnel) each rule's deletions wait for; none when the gate is off. */
   readonly nodeAgentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
+  readonly onTurnMoved?: (key: string, waitMs: number) => void;
   readonly clock?: Clock;
 };
+
+/** The deletion pace a view peeks at: the real one, or scan's copy. */
+export type Pace = Pick<TokenBucket, "peek" | "take">;
 
 /** A node agent (DaemonSet pod) that must be Ready on a pod's node, for long enough, before deleting there. */
 export type NodeAgentGate = {
@@ -40,6 +45,7 @@ export class SafetyGuards {
   readonly #inflight: InflightDeletions;
   readonly #loop: LoopBackoff;
   readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
+  readonly #onTurnMoved: GuardOptions["onTurnMoved"];
   readonly #clock: Clock;
 
   constructor(options: GuardOptions) {
@@ -56,11 +62,16 @@ export class SafetyGuards {
     this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
     this.storm = new StormBreaker(options.storm);
     this.#nodeAgentGates = options.nodeAgentGates;
+    this.#onTurnMoved = options.onTurnMoved;
   }
 
-  /** What each guard says about deleting this pod, broken under the named rule, right now. */
-  view(facts: PodFacts, ruleName: string, seenBrokenSinceMs?: number): GuardView {
-    const loop = this.#loop.check(facts, seenBrokenSinceMs);
+  /**
+   * What each guard says about deleting this pod, broken under the named rule, right now. The pace is only
+   * peeked at: commitPace() spends (or reserves) the turn once the policy has decided.
+   */
+  view(facts: PodFacts, ruleName: string, options: { seenBrokenSinceMs?: number; pace?: Pace } = {}): GuardView {
+    const loop = this.#loop.check(facts, options.seenBrokenSinceMs);
+    const waitMs = (options.pace ?? this.#tokens).peek(podKey(facts.namespace, facts.name));
     const stormScope = this.storm.openFor(facts);
     const agent = this.#agentCheck(facts, ruleName);
     const inflight = this.#inflight.blockedBy(facts);
@@ -84,12 +95,31 @@ export class SafetyGuards {
               : `too many pods deleted by us are still terminating in namespace ${facts.namespace}`,
         },
       }),
+      ...(waitMs > 0 && {
+        pace: {
+          waitMs,
+          detail: `deletions are paced by --max-deletions-per-minute; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`,
+        },
+      }),
     };
   }
 
-  /** 0: the delete may go now (its token is spent); otherwise how long until this pod's turn. */
-  takeDeletionToken(key: string): number {
-    return this.#tokens.take(key);
+  /**
+   * Carries out the pace part of a decision: a delete spends its token, a rate_limit hold reserves its turn
+   * (so held pods wake once, in order). Returns the wait, 0 for a delete.
+   */
+  commitPace(key: string, pace: Pace = this.#tokens): number {
+    return pace.take(key);
+  }
+
+  /** A copy of the pace for `scan`: it answers what run would do, in order, without spending real tokens. */
+  dryPace(): Pace {
+    return this.#tokens.copy();
+  }
+
+  /** A new leadership term starts with no burst: the previous leader may have spent it a moment ago. */
+  startTerm(): void {
+    this.#tokens.empty();
   }
 
   /** The pod no longer waits for a deletion slot (healed, gone, or acted on otherwise). */
@@ -102,10 +132,24 @@ export class SafetyGuards {
     this.#inflight.reserve(facts);
   }
 
-  /** Call with the DELETE's outcome: a delete that did not happen frees its slot at once. */
-  afterDelete(facts: PodFacts, deleted: boolean): void {
-    if (deleted) this.#loop.recordDeletion(facts);
-    else this.#inflight.release(facts.uid);
+  /**
+   * Call with the DELETE's outcome. A delete that did not happen frees its in-flight slot at once; a skip (404,
+   * 409: nothing was deleted by us) also gives its token back, and pods waiting for a turn move up.
+   */
+  afterDelete(facts: PodFacts, outcome: "deleted" | "skipped" | "failed"): void {
+    const key = podKey(facts.namespace, facts.name);
+    if (outcome === "deleted") {
+      this.#loop.recordDeletion(facts);
+      this.#tokens.settle(key);
+      return;
+    }
+    this.#inflight.release(facts.uid);
+    // A failed DELETE may still have reached the server (a timeout): its token stays spent, the safe side.
+    if (outcome === "failed") {
+      this.#tokens.settle(key);
+      return;
+    }
+    for (const [moved, waitMs] of this.#tokens.refund(key)) this.#onTurnMoved?.(moved, waitMs);
   }
 
   /** A pod UID left the cache: its in-flight slot (if we deleted it) is free. Returns where, if it was. */

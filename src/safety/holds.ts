@@ -11,6 +11,7 @@ export const HOLD_REASONS = [
   "loop_backoff",
   "storm",
   "bare_pod",
+  "static_pod",
   "terminal",
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];

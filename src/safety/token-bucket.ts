@@ -13,9 +13,14 @@ export class TokenBucket {
   #theoreticalArrival = Number.NEGATIVE_INFINITY;
   /** Pod key → the start of its reserved slot. */
   readonly #reservations = new Map<string, number>();
+  /** Pod key → the cell its last token came from, until the delete settles (kept or refunded). */
+  readonly #spent = new Map<string, number>();
+
+  readonly #options: { ratePerMinute: number; burst: number; clock?: Clock };
 
   /** ratePerMinute 0 means no limit. */
   constructor(options: { ratePerMinute: number; burst: number; clock?: Clock }) {
+    this.#options = options;
     this.#intervalMs = options.ratePerMinute === 0 ? 0 : 60_000 / options.ratePerMinute;
     this.#burst = options.burst;
     this.#clock = options.clock ?? systemClock;
@@ -37,14 +42,78 @@ export class TokenBucket {
     if (slot !== undefined) {
       if (now < slot) return Math.ceil(slot - now);
       this.#reservations.delete(key);
-      if (now < slot + this.#intervalMs) return 0;
+      if (now < slot + this.#intervalMs) return this.#spend(key, slot);
     }
     const arrival = Math.max(this.#theoreticalArrival, now);
     const allowedAt = arrival - (this.#burst - 1) * this.#intervalMs;
     this.#theoreticalArrival = arrival + this.#intervalMs;
-    if (allowedAt <= now) return 0;
+    if (allowedAt <= now) return this.#spend(key, allowedAt);
     this.#reservations.set(key, allowedAt);
     return Math.ceil(allowedAt - now);
+  }
+
+  /** What take(key) would answer now, changing nothing: the policy's view of the pace. */
+  peek(key: string): number {
+    if (this.unlimited) return 0;
+    const now = this.#clock.now();
+    const slot = this.#reservations.get(key);
+    if (slot !== undefined && now < slot + this.#intervalMs) return Math.max(0, Math.ceil(slot - now));
+    const allowedAt = Math.max(this.#theoreticalArrival, now) - (this.#burst - 1) * this.#intervalMs;
+    return Math.max(0, Math.ceil(allowedAt - now));
+  }
+
+  /** The key's delete happened: its token stays spent. */
+  settle(key: string): void {
+    this.#spent.delete(key);
+  }
+
+  /**
+   * The key's delete did not happen (404, 409): its cell is given back as if it had never been taken. Every
+   * reservation after that cell moves one interval earlier; returns those keys with their new waits, so their
+   * holders can be woken sooner. The schedule is the one without the refunded take, as long as the bucket did not
+   * fill up completely between the take and the refund (a DELETE's round trip is far shorter than an interval).
+   */
+  refund(key: string): Map<string, number> {
+    const moved = new Map<string, number>();
+    const cell = this.#spent.get(key);
+    this.#spent.delete(key);
+    if (cell === undefined || this.unlimited) return moved;
+    const now = this.#clock.now();
+    for (const [waiting, slot] of this.#reservations) {
+      if (slot <= cell) continue;
+      const earlier = slot - this.#intervalMs;
+      this.#reservations.set(waiting, earlier);
+      moved.set(waiting, Math.max(0, Math.ceil(earlier - now)));
+    }
+    this.#theoreticalArrival -= this.#intervalMs;
+    return moved;
+  }
+
+  /**
+   * Starts with no burst left (a new leader: the previous one may have spent it within the last minute, and
+   * nothing tells us how much). The first token comes one interval from now, then the pace.
+   */
+  empty(): void {
+    if (this.unlimited) return;
+    this.#reservations.clear();
+    this.#spent.clear();
+    this.#theoreticalArrival = this.#clock.now() + this.#burst * this.#intervalMs;
+  }
+
+  /** A copy with the same state, for answering "what if" (scan) without spending real tokens. */
+  copy(): TokenBucket {
+    const twin = new TokenBucket(this.#options);
+    twin.#theoreticalArrival = this.#theoreticalArrival;
+    for (const [key, slot] of this.#reservations) twin.#reservations.set(key, slot);
+    return twin;
+  }
+
+  #spend(key: string, cell: number): 0 {
+    this.#spent.set(key, cell);
+    // Deletes that never settle (a crash between take and settle cannot happen here, but a caller may forget):
+    // keep the map bounded rather than grow with every delete.
+    if (this.#spent.size > 10_000) this.#spent.delete(this.#spent.keys().next().value as string);
+    return 0;
   }
 
   /**

@@ -10,6 +10,7 @@ const HOLD_WORDS: Record<string, string> = {
   loop_backoff: "its replacement came back broken on the same node; backing off",
   storm: "storm breaker open: too many pods broken at once",
   bare_pod: "no owner would recreate it, so it is labelled for a human instead",
+  static_pod: "a static pod's mirror: the kubelet re-creates it, deleting it repairs nothing",
   terminal: "the pod already finished (Failed/Succeeded); deleting it repairs nothing",
 };
 

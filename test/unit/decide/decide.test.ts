@@ -1,4 +1,5 @@
-// decide: mode × verdict × handled × bare × labelled × each guard objection, in the documented order.
+// decide: mode × verdict × handled × bare × static × labelled × each guard objection (the pace included), in the
+// documented order.
 
 import { expect } from "chai";
 import fc from "fast-check";
@@ -26,7 +27,10 @@ const AGENT_DOWN_DETAIL = "no Ready CNI agent pod on node node-a";
 const AGENT_WARMING_DETAIL = "the CNI agent on node node-a has been Ready for 4 s of the 10 s required";
 const NODE_INFLIGHT_DETAIL = "too many pods deleted by us are still terminating on node node-a";
 const NS_INFLIGHT_DETAIL = "too many pods deleted by us are still terminating in namespace shop";
+const PACE_DETAIL = "deletions are paced by --max-deletions-per-minute; this pod's turn is in 3 s";
+const STATIC_DETAIL = "a static pod's mirror on node node-a: deleting it repairs nothing (restart it on the node)";
 const LOOP_WAIT_MS = 30_000;
+const PACE_WAIT_MS = 3_000;
 const AGENT_WAIT_MS = 6_000;
 
 const loopCases = {
@@ -54,12 +58,14 @@ type Case = {
   readonly verdict: VerdictName;
   readonly handled: boolean;
   readonly bare: boolean;
+  readonly staticPod: boolean;
   readonly deleteBarePods: boolean;
   readonly labelled: boolean;
   readonly loop: LoopCase;
   readonly storm: boolean;
   readonly agent: AgentCase;
   readonly inflight: InflightCase;
+  readonly paced: boolean;
 };
 
 const MODES: readonly Mode[] = ["delete", "label", "report"];
@@ -75,28 +81,32 @@ function allCases(): Case[] {
     for (const verdict of VERDICTS)
       for (const handled of BOOLS)
         for (const bare of BOOLS)
-          for (const deleteBarePods of BOOLS)
-            for (const labelled of BOOLS)
-              for (const loop of LOOPS)
-                for (const storm of BOOLS)
-                  for (const agent of AGENTS)
-                    for (const inflight of INFLIGHTS)
-                      cases.push({
-                        mode,
-                        verdict,
-                        handled,
-                        bare,
-                        deleteBarePods,
-                        labelled,
-                        loop,
-                        storm,
-                        agent,
-                        inflight,
-                      });
+          for (const staticPod of BOOLS)
+            for (const deleteBarePods of BOOLS)
+              for (const labelled of BOOLS)
+                for (const loop of LOOPS)
+                  for (const storm of BOOLS)
+                    for (const agent of AGENTS)
+                      for (const inflight of INFLIGHTS)
+                        for (const paced of BOOLS)
+                          cases.push({
+                            mode,
+                            verdict,
+                            handled,
+                            bare,
+                            staticPod,
+                            deleteBarePods,
+                            labelled,
+                            loop,
+                            storm,
+                            agent,
+                            inflight,
+                            paced,
+                          });
   return cases;
 }
 
-function guardsOf(c: Pick<Case, "loop" | "storm" | "agent" | "inflight">): GuardView {
+function guardsOf(c: Pick<Case, "loop" | "storm" | "agent" | "inflight"> & { paced?: boolean }): GuardView {
   const loop = loopCases[c.loop];
   const agent = agentCases[c.agent];
   const inflight = inflightCases[c.inflight];
@@ -105,15 +115,17 @@ function guardsOf(c: Pick<Case, "loop" | "storm" | "agent" | "inflight">): Guard
     ...(c.storm && { storm: { detail: STORM_DETAIL } }),
     ...(agent && { agent }),
     ...(inflight && { inflight }),
+    ...(c.paced && { pace: { waitMs: PACE_WAIT_MS, detail: PACE_DETAIL } }),
   };
 }
 
-function factsOf(c: Pick<Case, "verdict" | "bare" | "labelled">): PodFacts {
+function factsOf(c: Pick<Case, "verdict" | "bare" | "labelled"> & { staticPod?: boolean }): PodFacts {
   return istioPod(brokenInit, {
     // The terminal verdict comes from a finished pod; its phase shows in the hold's detail.
     phase: c.verdict === "terminal" ? "Failed" : "Pending",
     labels: c.labelled ? { [label.key]: label.value } : {},
     ...(c.bare && { owner: undefined }),
+    staticPod: c.staticPod === true,
   });
 }
 
@@ -170,6 +182,11 @@ const table: readonly Row[] = [
     expected: { kind: "skip", reason: "already reported" },
   },
   {
+    name: "a static pod's mirror is held: deleting it repairs nothing",
+    when: { staticPod: [true] },
+    expected: hold("static_pod", STATIC_DETAIL),
+  },
+  {
     name: "delete mode holds an unlabelled bare pod and asks for the label",
     when: { mode: ["delete"], bare: [true], deleteBarePods: [false], labelled: [false] },
     expected: hold("bare_pod", BARE_DETAIL, { label: true }),
@@ -184,9 +201,8 @@ const table: readonly Row[] = [
     when: { loop: ["waiting"] },
     expected: hold("loop_backoff", LOOP_DETAIL, { retryAfterMs: LOOP_WAIT_MS }),
   },
-  { name: "an open storm breaker holds", when: { storm: [true] }, expected: hold("storm", STORM_DETAIL) },
   {
-    name: "a CNI agent Ready too briefly holds, with the time left",
+    name: "a CNI agent Ready too briefly holds, with the time left (before the storm: it names the cause)",
     when: { agent: ["warming"] },
     expected: hold("cni_agent_not_ready", AGENT_WARMING_DETAIL, { retryAfterMs: AGENT_WAIT_MS }),
   },
@@ -195,6 +211,7 @@ const table: readonly Row[] = [
     when: { agent: ["down"] },
     expected: hold("cni_agent_not_ready", AGENT_DOWN_DETAIL),
   },
+  { name: "an open storm breaker holds", when: { storm: [true] }, expected: hold("storm", STORM_DETAIL) },
   {
     name: "delete mode holds at the node in-flight cap",
     when: { mode: ["delete"], inflight: ["node"] },
@@ -205,9 +222,14 @@ const table: readonly Row[] = [
     when: { mode: ["delete"], inflight: ["namespace"] },
     expected: hold("namespace_inflight", NS_INFLIGHT_DETAIL),
   },
+  {
+    name: "delete mode waits for its turn in the pace, last of all",
+    when: { mode: ["delete"], paced: [true] },
+    expected: hold("rate_limit", PACE_DETAIL, { retryAfterMs: PACE_WAIT_MS }),
+  },
   { name: "delete mode deletes when nothing objects", when: { mode: ["delete"] }, expected: act("delete") },
   {
-    name: "report mode reports when nothing before the in-flight caps objects",
+    name: "report mode reports when nothing before the in-flight caps and the pace objects",
     when: { mode: ["report"] },
     expected: act("report"),
   },
@@ -238,7 +260,7 @@ describe("decide", () => {
     }
 
     it("has a row for every combination of the dimensions", () => {
-      expect(cases).to.have.length(3 * 3 * 2 * 2 * 2 * 2 * 3 * 2 * 3 * 3);
+      expect(cases).to.have.length(3 * 3 * 2 * 2 * 2 * 2 * 2 * 3 * 2 * 3 * 3 * 2);
       for (const c of cases) expect(firstRow(c), describeCase(c)).to.not.equal(undefined);
     });
   });
@@ -246,15 +268,16 @@ describe("decide", () => {
   describe("order of the guards", () => {
     const owned = factsOf({ verdict: "broken", bare: false, labelled: false });
     const base = { facts: owned, verdict: verdicts.broken, label, alreadyHandled: false, deleteBarePods: false };
-    const everything = guardsOf({ loop: "waiting", storm: true, agent: "warming", inflight: "node" });
+    const everything = guardsOf({ loop: "waiting", storm: true, agent: "warming", inflight: "node", paced: true });
 
     it("reports, one by one, the first objection left as earlier guards drop out", () => {
       const steps: [Parameters<typeof guardsOf>[0], Extract<Decision, { kind: "hold" }>["reason"]][] = [
-        [{ loop: "waiting", storm: true, agent: "warming", inflight: "node" }, "loop_backoff"],
-        [{ loop: "elapsed", storm: true, agent: "warming", inflight: "node" }, "storm"],
-        [{ loop: "elapsed", storm: false, agent: "down", inflight: "node" }, "cni_agent_not_ready"],
-        [{ loop: "none", storm: false, agent: "none", inflight: "node" }, "node_inflight"],
-        [{ loop: "none", storm: false, agent: "none", inflight: "namespace" }, "namespace_inflight"],
+        [{ loop: "waiting", storm: true, agent: "warming", inflight: "node", paced: true }, "loop_backoff"],
+        [{ loop: "elapsed", storm: true, agent: "warming", inflight: "node", paced: true }, "cni_agent_not_ready"],
+        [{ loop: "elapsed", storm: true, agent: "none", inflight: "node", paced: true }, "storm"],
+        [{ loop: "none", storm: false, agent: "none", inflight: "node", paced: true }, "node_inflight"],
+        [{ loop: "none", storm: false, agent: "none", inflight: "namespace", paced: true }, "namespace_inflight"],
+        [{ loop: "none", storm: false, agent: "none", inflight: "none", paced: true }, "rate_limit"],
       ];
       for (const [guards, reason] of steps) {
         const decision = decide({ ...base, mode: "delete", guards: guardsOf(guards) });
@@ -277,9 +300,9 @@ describe("decide", () => {
       ).to.deep.equal(act("label"));
     });
 
-    it("report mode ignores the in-flight caps: nothing it does is in flight", () => {
+    it("report mode ignores the in-flight caps and the pace: nothing it does is in flight", () => {
       for (const inflight of ["node", "namespace"] as const) {
-        const guards = guardsOf({ loop: "elapsed", storm: false, agent: "none", inflight });
+        const guards = guardsOf({ loop: "elapsed", storm: false, agent: "none", inflight, paced: true });
         expect(decide({ ...base, mode: "report", guards })).to.deep.equal(act("report"));
         expect(decide({ ...base, mode: "delete", guards })).to.have.property("kind", "hold");
       }
@@ -372,6 +395,7 @@ describe("decide", () => {
           reason: fc.constantFrom("node_inflight" as const, "namespace_inflight" as const),
           detail: fc.string(),
         }),
+        pace: fc.record({ waitMs: fc.nat(60_000), detail: fc.string() }),
       },
       { requiredKeys: [] },
     );
@@ -380,6 +404,7 @@ describe("decide", () => {
       verdict: VerdictName;
       labelled: boolean;
       bare: boolean;
+      staticPod: boolean;
       alreadyHandled: boolean;
       deleteBarePods: boolean;
       phase: string | undefined;
@@ -390,6 +415,7 @@ describe("decide", () => {
       verdict: fc.constantFrom<VerdictName>(...VERDICTS),
       labelled: fc.boolean(),
       bare: fc.boolean(),
+      staticPod: fc.boolean(),
       alreadyHandled: fc.boolean(),
       deleteBarePods: fc.boolean(),
       phase: fc.constantFrom(undefined, "Pending", "Running", "Failed", "Succeeded"),
@@ -401,6 +427,7 @@ describe("decide", () => {
           phase: i.phase,
           labels: i.labelled ? { [label.key]: label.value } : {},
           ...(i.bare && { owner: undefined }),
+          staticPod: i.staticPod,
         }),
         verdict: verdicts[i.verdict],
         mode: i.mode,
@@ -428,6 +455,7 @@ describe("decide", () => {
           if (d.kind !== "act" || d.action === "label") return;
           expect(i.verdict).to.equal("broken");
           expect(i.alreadyHandled).to.equal(false);
+          expect(i.staticPod, "a static pod's mirror").to.equal(false);
           if (i.bare) expect(i.deleteBarePods).to.equal(true);
         }),
       );
@@ -440,17 +468,22 @@ describe("decide", () => {
           if (d.kind !== "act" || d.action !== "delete") return;
           const g = i.guards;
           expect(
-            (g.loop?.waitMs ?? 0) > 0 || g.storm !== undefined || g.agent !== undefined || g.inflight !== undefined,
+            (g.loop?.waitMs ?? 0) > 0 ||
+              g.storm !== undefined ||
+              g.agent !== undefined ||
+              g.inflight !== undefined ||
+              (g.pace?.waitMs ?? 0) > 0,
           ).to.be.false;
         }),
       );
     });
 
-    it("report mode never yields an in-flight hold", () => {
+    it("report mode never yields an in-flight or pace hold", () => {
       fc.assert(
         fc.property(inputArb, (i) => {
           const d = run({ ...i, mode: "report" });
-          if (d.kind === "hold") expect(d.reason).to.not.be.oneOf(["node_inflight", "namespace_inflight"]);
+          if (d.kind === "hold")
+            expect(d.reason).to.not.be.oneOf(["node_inflight", "namespace_inflight", "rate_limit"]);
         }),
       );
     });
@@ -468,7 +501,7 @@ describe("decide", () => {
       );
     });
 
-    it("gives a retry time only for a running loop backoff or a warming node agent", () => {
+    it("gives a retry time only for a running loop backoff, a warming node agent or a turn in the pace", () => {
       fc.assert(
         fc.property(inputArb, (i) => {
           const d = run(i);
@@ -476,6 +509,7 @@ describe("decide", () => {
           if (d.reason === "loop_backoff") expect(d.retryAfterMs).to.equal(i.guards.loop?.waitMs).and.be.above(0);
           else if (d.reason === "cni_agent_not_ready" || d.reason === "ztunnel_not_ready")
             expect(d.retryAfterMs).to.equal(i.guards.agent?.waitMs);
+          else if (d.reason === "rate_limit") expect(d.retryAfterMs).to.equal(i.guards.pace?.waitMs).and.be.above(0);
           else expect.fail(`retryAfterMs on a ${d.reason} hold`);
         }),
       );

@@ -25,6 +25,7 @@ export function podFacts(overrides: Partial<PodFacts> = {}): PodFacts {
     phase: "Pending",
     restartPolicy: "Always",
     hostNetwork: false,
+    staticPod: false,
     runningSinceMs: undefined,
     deleting: false,
     createdAtMs: Date.parse("2025-03-04T10:15:00Z"),

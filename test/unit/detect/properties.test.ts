@@ -213,6 +213,7 @@ function podFactsKeys(): Record<keyof PodFacts, true> {
     deleting: true,
     createdAtMs: true,
     hostNetwork: true,
+    staticPod: true,
     runningSinceMs: true,
     owner: true,
     labels: true,

@@ -24,6 +24,7 @@ const expectedFacts: PodFacts = {
   phase: "Pending",
   restartPolicy: "Always",
   hostNetwork: false,
+  staticPod: false,
   runningSinceMs: undefined,
   deleting: false,
   createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
@@ -73,6 +74,20 @@ describe("factsSchema", () => {
 describe("toPodFacts", () => {
   it("keeps only the schema's labels, annotations and init containers from a full pod", () => {
     expect(toPodFacts(istioPodJson(), schema)).to.deep.equal(expectedFacts);
+  });
+
+  it("marks a static pod's mirror by its annotation or by a controlling Node owner", () => {
+    const annotated = podWith("metadata", "annotations", { "kubernetes.io/config.mirror": "5f2c" });
+    expect(toPodFacts(annotated, schema)?.staticPod).to.equal(true);
+    const nodeOwned = podWith("metadata", "ownerReferences", [
+      { apiVersion: "v1", kind: "Node", name: "node-a", uid: "n-1", controller: true },
+    ]);
+    expect(toPodFacts(nodeOwned, schema)?.staticPod).to.equal(true);
+    const daemonSet = podWith("metadata", "ownerReferences", [
+      { apiVersion: "apps/v1", kind: "DaemonSet", name: "agent", uid: "d-1", controller: true },
+    ]);
+    expect(toPodFacts(daemonSet, schema)?.staticPod).to.equal(false);
+    expect(toPodFacts(istioPodJson(), schema)?.staticPod).to.equal(false);
   });
 
   it("the facts say the fixture pod is broken under istio", () => {

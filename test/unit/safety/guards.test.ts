@@ -22,7 +22,11 @@ const agent = (name: string, nodeName: string, readySinceMs: number | undefined)
   readySinceMs,
 });
 
-type Overrides = { limits?: Partial<GuardOptions["limits"]>; nodeAgentGates?: GuardOptions["nodeAgentGates"] };
+type Overrides = {
+  limits?: Partial<GuardOptions["limits"]>;
+  nodeAgentGates?: GuardOptions["nodeAgentGates"];
+  onTurnMoved?: GuardOptions["onTurnMoved"];
+};
 
 /** The istio rule's CNI agent gate, as the pipeline builds it. */
 const cniGate = (agents: CniAgents, minReadyMs = 10 * SECOND) =>
@@ -54,6 +58,7 @@ function setup(overrides: Overrides = {}) {
     loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
     storm: { maxBrokenFraction: 0.5, minBroken: 3 },
     nodeAgentGates: overrides.nodeAgentGates ?? new Map(),
+    ...(overrides.onTurnMoved && { onTurnMoved: overrides.onTurnMoved }),
     clock,
   });
   return { clock, guards };
@@ -76,7 +81,7 @@ describe("safety/guards", () => {
       const { clock, guards } = setup();
       const first = pod({ createdAtMs: START - 60 * SECOND });
       guards.beforeDelete(first);
-      guards.afterDelete(first, true);
+      guards.afterDelete(first, "deleted");
       clock.advance(5 * SECOND);
       const replacement = pod({ createdAtMs: START + 2 * SECOND });
       expect(guards.view(replacement, "istio")).to.deep.equal({
@@ -91,7 +96,7 @@ describe("safety/guards", () => {
     it("rounds the seconds since to the nearest, and the seconds left up", () => {
       const { clock, guards } = setup();
       const first = pod({ createdAtMs: START - 60 * SECOND });
-      guards.afterDelete(first, true);
+      guards.afterDelete(first, "deleted");
       clock.advance(4_400);
       expect(guards.view(pod({ createdAtMs: START }), "istio").loop?.detail).to.match(
         /broken 4 s after our delete #1 .* next delete in 56 s$/,
@@ -102,7 +107,7 @@ describe("safety/guards", () => {
       const { clock, guards } = setup();
       const first = pod({ createdAtMs: START - 60 * SECOND });
       guards.beforeDelete(first);
-      guards.afterDelete(first, false);
+      guards.afterDelete(first, "failed");
       clock.advance(SECOND);
       expect(guards.view(pod({ createdAtMs: START + SECOND }), "istio")).to.deep.equal({});
     });
@@ -199,7 +204,7 @@ describe("safety/guards", () => {
       const { guards } = setup({ limits: { inflightPerNode: 1 } });
       const deleted = pod();
       guards.beforeDelete(deleted);
-      guards.afterDelete(deleted, true);
+      guards.afterDelete(deleted, "deleted");
       expect(guards.view(pod(), "istio")).to.deep.equal({
         inflight: {
           reason: "node_inflight",
@@ -228,7 +233,7 @@ describe("safety/guards", () => {
       const failed = pod();
       guards.beforeDelete(failed);
       expect(guards.view(pod(), "istio")).to.have.property("inflight");
-      guards.afterDelete(failed, false);
+      guards.afterDelete(failed, "failed");
       expect(guards.view(pod(), "istio")).to.deep.equal({});
     });
   });
@@ -245,7 +250,7 @@ describe("safety/guards", () => {
     });
     const deleted = pod({ createdAtMs: START - 60 * SECOND });
     guards.beforeDelete(deleted);
-    guards.afterDelete(deleted, true);
+    guards.afterDelete(deleted, "deleted");
     guards.standingChanged(undefined, { facts: pod(), standing: { meshed: true, broken: true } });
     const view = guards.view(pod({ createdAtMs: START }), "istio");
     expect(Object.keys(view)).to.have.members(["loop", "storm", "agent", "inflight"]);
@@ -253,11 +258,60 @@ describe("safety/guards", () => {
 
   it("paces deletion tokens and gives a forgotten pod's turn back", () => {
     const { clock, guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 1 } });
-    expect(guards.takeDeletionToken("shop/a")).to.equal(0);
-    expect(guards.takeDeletionToken("shop/b")).to.equal(SECOND);
+    expect(guards.commitPace("shop/a")).to.equal(0);
+    expect(guards.commitPace("shop/b")).to.equal(SECOND);
     guards.forgetPod("shop/b");
-    expect(guards.takeDeletionToken("shop/c")).to.equal(SECOND);
+    expect(guards.commitPace("shop/c")).to.equal(SECOND);
     clock.advance(SECOND);
-    expect(guards.takeDeletionToken("shop/c")).to.equal(0);
+    expect(guards.commitPace("shop/c")).to.equal(0);
+  });
+
+  it("peeks at the pace in the view without spending it; only commitPace spends", () => {
+    const { guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 1 } });
+    const a = pod({ name: "a" });
+    expect(guards.view(a, "istio")).to.not.have.property("pace");
+    expect(guards.view(a, "istio")).to.not.have.property("pace");
+    expect(guards.commitPace("shop/a")).to.equal(0);
+    expect(guards.view(pod({ name: "b" }), "istio").pace?.waitMs).to.equal(SECOND);
+  });
+
+  it("a skipped delete gives its token back and moves the waiting pods up; a failed one does not", () => {
+    const moved: [string, number][] = [];
+    const { guards } = setup({
+      limits: { deletionsPerMinute: 60, deletionBurst: 1 },
+      onTurnMoved: (key, waitMs) => moved.push([key, waitMs]),
+    });
+    const a = pod({ name: "a" });
+    expect(guards.commitPace("shop/a")).to.equal(0);
+    expect(guards.commitPace("shop/b")).to.equal(SECOND);
+    expect(guards.commitPace("shop/c")).to.equal(2 * SECOND);
+    guards.beforeDelete(a);
+    guards.afterDelete(a, "skipped");
+    expect(moved).to.deep.equal([
+      ["shop/b", 0],
+      ["shop/c", SECOND],
+    ]);
+    expect(guards.commitPace("shop/b")).to.equal(0);
+    const b = pod({ name: "b" });
+    guards.beforeDelete(b);
+    guards.afterDelete(b, "failed");
+    expect(guards.commitPace("shop/d")).to.equal(2 * SECOND);
+  });
+
+  it("a new leadership term starts with no burst: the first turn is one interval away", () => {
+    const { clock, guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 10 } });
+    guards.startTerm();
+    expect(guards.commitPace("shop/a")).to.equal(SECOND);
+    clock.advance(SECOND);
+    expect(guards.commitPace("shop/a")).to.equal(0);
+    expect(guards.commitPace("shop/b")).to.equal(SECOND);
+  });
+
+  it("scan's dry pace answers in order without touching the real one", () => {
+    const { guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 1 } });
+    const dry = guards.dryPace();
+    expect(guards.commitPace("shop/a", dry)).to.equal(0);
+    expect(guards.view(pod({ name: "b" }), "istio", { pace: dry }).pace?.waitMs).to.equal(SECOND);
+    expect(guards.commitPace("shop/a")).to.equal(0);
   });
 });
