@@ -4,7 +4,7 @@ import type { Config } from "../config/config.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
 import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
-import { type AgentFacts, CniAgents, toAgentFacts } from "../safety/cni-agents.js";
+import { type AgentFacts, CniAgents } from "../safety/cni-agents.js";
 import type { NodeAgentGate } from "../safety/guards.js";
 
 export type NodeAgents = {
@@ -58,7 +58,8 @@ export function buildNodeAgents(
       const scopeKey = `${spec.namespace ?? ""}|${spec.selector}`;
       let agents = byScope.get(scopeKey);
       if (!agents) {
-        agents = new CniAgents();
+        const fresh = new CniAgents();
+        agents = fresh;
         byScope.set(scopeKey, agents);
         reflectors.push(
           new PodReflector<AgentFacts>({
@@ -74,7 +75,7 @@ export function buildNodeAgents(
                 .join(","),
             },
             store: agents.store,
-            transform: toAgentFacts,
+            transform: (pod) => fresh.toFacts(pod, Date.now()),
             pageSize: config.listPageSize,
             watchTimeoutMs: config.watchTimeoutMs,
             stallTimeoutMs: config.watchStallTimeoutMs,

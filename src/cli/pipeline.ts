@@ -102,6 +102,7 @@ export function buildPipeline(
     storm: config.storm,
     nodeAgentGates: nodeAgents.gatesByRule,
     onTurnMoved: (key, waitMs) => controller?.wake(key, waitMs),
+    onStormTransition: (transition) => controller?.onStormTransition(transition),
   });
   const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
   const broken = new BrokenPods(metrics.brokenPods, metrics.detections);

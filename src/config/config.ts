@@ -65,7 +65,7 @@ export type Config = {
       }
     | undefined;
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
-  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
+  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number; readonly windowMs: number };
   /** undefined: no election, this instance always acts. */
   readonly leaderElection:
     | {
@@ -217,7 +217,11 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
         })
       : undefined,
     loopBackoff: Object.freeze({ baseMs: values["loop-backoff"], maxMs: values["loop-backoff-max"] }),
-    storm: Object.freeze({ maxBrokenFraction: values["max-broken-fraction"], minBroken: values["storm-min-broken"] }),
+    storm: Object.freeze({
+      maxBrokenFraction: values["max-broken-fraction"],
+      minBroken: values["storm-min-broken"],
+      windowMs: values["storm-window"],
+    }),
     leaderElection: electing
       ? Object.freeze({
           namespace: values["leader-election-namespace"] === "" ? undefined : values["leader-election-namespace"],

@@ -297,7 +297,12 @@ export const flags = {
     default: "0.5",
     parse: fraction,
     valueName: "<0-1>",
-    help: "Stop deleting on a node (or in the cluster) when more than this fraction of its meshed pods are broken at once.",
+    help: "Stop deleting on a node (or in the cluster) when more than this fraction of its meshed pods broke without a CNI agent outage to explain it.",
+  }),
+  "storm-window": durationFlag({
+    default: "2m",
+    min: 0,
+    help: "A pod we deleted counts as broken for the storm breaker this long after the delete (and until its replacement is judged), so a wave spread over this window is one wave.",
   }),
   "storm-min-broken": intFlag({
     default: 5,

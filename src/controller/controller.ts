@@ -46,6 +46,8 @@ export type ControllerOptions = {
   readonly logger: Logger;
 };
 
+const STORM_EXPIRY_CHECK_MS = 1_000;
+
 export class Controller {
   readonly #options: ControllerOptions;
   readonly #executor: PQueue;
@@ -69,12 +71,12 @@ export class Controller {
     const brokenNow = verdict?.broken === true;
     const before = previous && this.#standing(previous, detect(previous, rules, context).broken, context);
     const now = current && this.#standing(current, brokenNow, context);
-    for (const transition of guards.standingChanged(
+    const explained =
+      verdict?.broken === true && current !== undefined && guards.breakageExplained(current, verdict.rule);
+    guards.standingChanged(
       before && previous && { facts: previous, standing: before },
-      now && current && { facts: current, standing: now },
-    )) {
-      this.#stormTransition(transition);
-    }
+      now && current && { facts: current, standing: { ...now, explained } },
+    );
     if (previous && previous.uid !== current?.uid) {
       const freed = guards.podGone(previous.uid);
       if (freed) {
@@ -114,6 +116,8 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     const { queue, resyncPeriodMs, leadership, logger } = this.#options;
     const resync = resyncPeriodMs > 0 ? setInterval(() => this.resync(), resyncPeriodMs) : undefined;
+    // The storm breaker's window passes with time alone: let it forget old deletes (and maybe close).
+    const expire = setInterval(() => this.#options.guards.expire(), STORM_EXPIRY_CHECK_MS);
     signal.addEventListener("abort", () => queue.shutDown(), { once: true });
     try {
       if (this.#options.cachesSynced && !(await this.#options.cachesSynced(signal))) return;
@@ -140,6 +144,7 @@ export class Controller {
       }
     } finally {
       clearInterval(resync);
+      clearInterval(expire);
     }
     await this.#executor.onIdle();
   }
@@ -193,7 +198,8 @@ export class Controller {
     queue.addRateLimited(key, notBeforeMs);
   }
 
-  #stormTransition(transition: StormTransition): void {
+  /** A storm breaker opened or closed: the gauge, a log line, and (closed) the pods it held look again. */
+  onStormTransition(transition: StormTransition): void {
     const { metrics, logger, holds, guards } = this.#options;
     const where = transition.scope === "node" ? { node: transition.node } : {};
     if (transition.scope === "node") {

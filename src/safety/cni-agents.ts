@@ -1,4 +1,6 @@
-// The CNI node agents (e.g. istio-cni-node): which nodes have one that is Ready, and since when.
+// The CNI node agents (e.g. istio-cni-node): which nodes have one that is Ready, and since when. The gate fails
+// safe: a Ready duration counts from the later of the kubelet's timestamp and when this controller first saw the
+// agent Ready, so a skewed or missing timestamp can never make "Ready long enough" come early.
 import { FactsStore } from "../informer/facts-store.js";
 
 /** The little we keep of an agent pod. */
@@ -6,9 +8,17 @@ export type AgentFacts = {
   readonly namespace: string;
   readonly name: string;
   readonly nodeName: string | undefined;
-  /** When its Ready condition last turned True; undefined while not Ready (or going away). */
+  /**
+   * When its Ready condition last turned True, by the kubelet's clock; undefined while not Ready (or going away);
+   * +Infinity when Ready without a usable time.
+   */
   readonly readySinceMs: number | undefined;
+  /** When this controller first saw the current Ready spell (our clock); undefined while not Ready. */
+  readonly seenReadyAtMs: number | undefined;
 };
+
+/** Which time a Ready duration counts from (see readyForMs). */
+export type ReadyBasis = "observed" | "claimed";
 
 export const agentKey = (facts: AgentFacts): string => `${facts.namespace}/${facts.name}`;
 
@@ -37,24 +47,51 @@ export function toAgentFacts(pod: unknown): AgentFacts | undefined {
       if (condition?.type !== "Ready" || condition.status !== "True") continue;
       const at = condition.lastTransitionTime;
       const ms = at instanceof Date ? at.getTime() : typeof at === "string" ? Date.parse(at) : Number.NaN;
-      // Ready without a usable time: count it as Ready since the epoch rather than never.
-      readySinceMs = Number.isFinite(ms) ? ms : 0;
+      // Ready without a usable time: no kubelet time to go by; only our own observation counts.
+      readySinceMs = Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
     }
   }
-  return { namespace, name, nodeName, readySinceMs };
+  return { namespace, name, nodeName, readySinceMs, seenReadyAtMs: undefined };
+}
+
+function readySince(agent: AgentFacts, now: number, basis: ReadyBasis): number | undefined {
+  const kubelet = agent.readySinceMs;
+  if (basis === "claimed" && kubelet !== undefined && kubelet <= now) return kubelet;
+  // The later of the two; a missing (infinite) kubelet time leaves only ours, and without ours it never counts.
+  const known = [kubelet, agent.seenReadyAtMs].filter((t): t is number => t !== undefined && Number.isFinite(t));
+  return known.length === 0 ? undefined : Math.max(...known);
 }
 
 export class CniAgents {
   readonly store = new FactsStore<AgentFacts>(agentKey, sameAgent);
 
-  /** How long the longest-Ready agent on the node has been Ready; undefined when none is. */
-  readyForMs(node: string, now: number): number | undefined {
-    let earliest: number | undefined;
+  /**
+   * The reflector's transform: raw Pod JSON to facts stamped with when we first saw this Ready spell (kept while
+   * the kubelet's Ready time stays the same, so a relist or an unrelated update does not restart it).
+   */
+  toFacts(pod: unknown, nowMs: number): AgentFacts | undefined {
+    const facts = toAgentFacts(pod);
+    if (facts?.readySinceMs === undefined) return facts;
+    const previous = this.store.get(agentKey(facts));
+    const sameSpell = previous?.readySinceMs === facts.readySinceMs && previous.seenReadyAtMs !== undefined;
+    return { ...facts, seenReadyAtMs: sameSpell ? previous.seenReadyAtMs : nowMs };
+  }
+
+  /**
+   * How long the longest-Ready agent on the node has been Ready (0 at least); undefined when none is Ready.
+   * "observed", for the gate: from the later of the kubelet's time and our first sight of it Ready (fail-safe:
+   * nothing counts before we saw it). "claimed", for telling whether an agent outage explains breakage: from the
+   * kubelet's time when it is a real past time (fail-safe the other way: an agent Ready for long explains nothing).
+   */
+  readyForMs(node: string, now: number, basis: ReadyBasis = "observed"): number | undefined {
+    let longest: number | undefined;
     for (const agent of this.store.values()) {
       if (agent.nodeName !== node || agent.readySinceMs === undefined) continue;
-      earliest = earliest === undefined ? agent.readySinceMs : Math.min(earliest, agent.readySinceMs);
+      const since = readySince(agent, now, basis);
+      if (since === undefined) continue;
+      longest = Math.max(longest ?? 0, now - since);
     }
-    return earliest === undefined ? undefined : Math.max(0, now - earliest);
+    return longest === undefined ? undefined : Math.max(0, longest);
   }
 
   /** Agent pods known anywhere, Ready or not: zero means the selector may be wrong. */

@@ -17,9 +17,11 @@ export type GuardOptions = {
     readonly inflightPerNamespace: number;
   };
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
-  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number };
+  readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number; readonly windowMs?: number };
   /** The node-agent gates (CNI agent, ztunnel) each rule's deletions wait for; none when the gate is off. */
   readonly nodeAgentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  /** A storm breaker opened or closed (from a cache change, a delete, or the window passing). */
+  readonly onStormTransition?: (transition: StormTransition) => void;
   /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
   readonly onTurnMoved?: (key: string, waitMs: number) => void;
   readonly clock?: Clock;
@@ -39,6 +41,9 @@ export type NodeAgentGate = {
   readonly minReadyMs: number;
 };
 
+/** How long after its CNI agent turned Ready (beyond --cni-agent-min-ready) a pod's breakage is still its fault. */
+const EXPLAINED_AFTER_READY_MS = 60_000;
+
 export class SafetyGuards {
   readonly storm: StormBreaker;
   readonly #tokens: TokenBucket;
@@ -46,6 +51,7 @@ export class SafetyGuards {
   readonly #loop: LoopBackoff;
   readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
   readonly #onTurnMoved: GuardOptions["onTurnMoved"];
+  readonly #onStormTransition: GuardOptions["onStormTransition"];
   readonly #clock: Clock;
 
   constructor(options: GuardOptions) {
@@ -60,9 +66,10 @@ export class SafetyGuards {
       perNamespace: options.limits.inflightPerNamespace,
     });
     this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
-    this.storm = new StormBreaker(options.storm);
+    this.storm = new StormBreaker({ ...options.storm, clock: this.#clock });
     this.#nodeAgentGates = options.nodeAgentGates;
     this.#onTurnMoved = options.onTurnMoved;
+    this.#onStormTransition = options.onStormTransition;
   }
 
   /**
@@ -130,6 +137,8 @@ export class SafetyGuards {
   /** Call right before sending the DELETE: takes the in-flight slot so concurrent workers cannot overshoot. */
   beforeDelete(facts: PodFacts): void {
     this.#inflight.reserve(facts);
+    // From now on the pod counts as broken for the breaker whatever the watch says next.
+    this.#storm(this.storm.deleting(facts));
   }
 
   /**
@@ -138,6 +147,7 @@ export class SafetyGuards {
    */
   afterDelete(facts: PodFacts, outcome: "deleted" | "skipped" | "failed"): void {
     const key = podKey(facts.namespace, facts.name);
+    this.#storm(this.storm.deleted(facts.uid, outcome !== "skipped"));
     if (outcome === "deleted") {
       this.#loop.recordDeletion(facts);
       this.#tokens.settle(key);
@@ -157,12 +167,37 @@ export class SafetyGuards {
     return this.#inflight.release(uid);
   }
 
-  /** Keeps the storm breaker's counts in step with the cache. */
+  /** Keeps the storm breaker's counts in step with the cache; returns (and reports) what opened or closed. */
   standingChanged(
     previous: { facts: PodFacts; standing: PodStanding } | undefined,
     current: { facts: PodFacts; standing: PodStanding } | undefined,
-  ): StormTransition[] {
-    return this.storm.update(previous, current);
+  ): readonly StormTransition[] {
+    return this.#storm(this.storm.update(previous, current));
+  }
+
+  /** Lets the storm breaker forget our deletes older than its window; call every second or so. */
+  expire(): void {
+    this.#storm(this.storm.expire());
+  }
+
+  /**
+   * Whether a CNI agent outage explains that this pod is broken now: no agent of its rule is Ready on its node,
+   * or one turned Ready only moments ago (within --cni-agent-min-ready plus a minute, by the kubelet's own
+   * time: a pod sandboxed before the agent was ready fails its validator shortly after). False without a gate.
+   */
+  breakageExplained(facts: PodFacts, ruleName: string): boolean {
+    const node = facts.nodeName ?? "";
+    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
+      if (gate.reason !== "cni_agent_not_ready") continue;
+      const readyForMs = gate.agents.readyForMs(node, this.#clock.now(), "claimed");
+      if (readyForMs === undefined || readyForMs < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
+    }
+    return false;
+  }
+
+  #storm(transitions: readonly StormTransition[]): readonly StormTransition[] {
+    for (const transition of transitions) this.#onStormTransition?.(transition);
+    return transitions;
   }
 
   /** The first node-agent gate of the rule that objects, if any. */

@@ -1,26 +1,74 @@
-// The storm breaker: when a large share of a node's (or the cluster's) meshed pods are broken at once, the
-// CNI problem is systemic and deleting would only cause a mass restart; hold until the share falls.
+// The storm breaker: when a large share of a node's (or the cluster's) meshed pods break without an explanation,
+// the cause is systemic (a bad validator rollout, a broken CNI) and deleting would only restart everything; hold
+// until the share falls. Three things keep it honest:
+// - A pod we deleted keeps counting as broken (a "lingering" slot) until its replacement has been judged and the
+//   window has passed, so our own deletes never pull the share down, and a wave spread over the window is one
+//   wave. Its replacement (same owner, created after the delete) takes the slot instead of adding a new one.
+// - Breakage explained by a CNI agent outage (the caller says so when the pod first breaks) counts as meshed but
+//   not as broken: the agent gate holds those pods, and they are repaired at the pace once the agent is back.
+// - The caller asks before every delete, and the counts change synchronously with the cache.
 import type { PodFacts } from "../detect/facts.js";
+import { type Clock, systemClock } from "../util/clock.js";
 
-/** How one pod counts: meshed (carries a rule's marker, alive) and, of those, broken now. */
-export type PodStanding = { readonly meshed: boolean; readonly broken: boolean };
+/**
+ * How one pod counts: meshed (carries a rule's marker, alive) and, of those, broken now. `explained` is read
+ * only when the pod turns broken: its breakage is due to its node's CNI agent being down (or just back).
+ */
+export type PodStanding = { readonly meshed: boolean; readonly broken: boolean; readonly explained?: boolean };
 
-type Counts = { meshed: number; broken: number };
+type Counts = { meshed: number; broken: number; explained: number; lingering: number };
 
 export type StormScope = "node" | "cluster";
 
 /** A breaker that opened or closed with the last update: "" is the cluster, otherwise a node name. */
 export type StormTransition = { readonly scope: StormScope; readonly node: string; readonly open: boolean };
 
+/** A pod we deleted: it keeps its slot until its replacement was judged and the window has passed. */
+type Lingering = {
+  readonly node: string;
+  readonly ownerUid: string | undefined;
+  readonly deletedAtMs: number;
+  readonly explained: boolean;
+  /** Counted in its node's slots: only once the pod itself no longer counts as alive and broken. */
+  counting: boolean;
+  /** Set once a replacement took the slot; the replacement is not counted on its own meanwhile. */
+  replacement: { readonly uid: string; readonly node: string } | undefined;
+  /** Not deleted yet: the DELETE is on its way. */
+  pending: boolean;
+};
+
+/** A deleted pod whose owner never recreates it (scaled down) stops counting after this at the latest. */
+const REPLACEMENT_WAIT_MS = 10 * 60_000;
+
+export type StormOptions = {
+  readonly maxBrokenFraction: number;
+  readonly minBroken: number;
+  /** How long a pod we deleted keeps counting as broken after its delete (see above). */
+  readonly windowMs?: number;
+  readonly clock?: Clock;
+};
+
 export class StormBreaker {
   readonly #maxFraction: number;
   readonly #minBroken: number;
+  readonly #windowMs: number;
+  readonly #clock: Clock;
   readonly #byNode = new Map<string, Counts>();
-  readonly #cluster: Counts = { meshed: 0, broken: 0 };
+  readonly #cluster: Counts = { meshed: 0, broken: 0, explained: 0, lingering: 0 };
+  /** Alive meshed pods counted as broken, by UID: whether their breakage is explained. */
+  readonly #brokenPods = new Map<string, { readonly explained: boolean }>();
+  /** Pods we deleted (or are deleting), by UID. */
+  readonly #lingering = new Map<string, Lingering>();
+  /** Replacement pod UID → the deleted pod UID whose slot it holds. */
+  readonly #replacements = new Map<string, string>();
+  /** Open state of every scope touched by the current operation, before it. */
+  #before = new Map<string, boolean>();
 
-  constructor(options: { maxBrokenFraction: number; minBroken: number }) {
+  constructor(options: StormOptions) {
     this.#maxFraction = options.maxBrokenFraction;
     this.#minBroken = options.minBroken;
+    this.#windowMs = options.windowMs ?? 0;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Moves one pod from its old standing to its new one; returns the breakers this opened or closed. */
@@ -28,19 +76,63 @@ export class StormBreaker {
     previous: { facts: PodFacts; standing: PodStanding } | undefined,
     current: { facts: PodFacts; standing: PodStanding } | undefined,
   ): StormTransition[] {
-    const nodes = new Set([previous?.facts.nodeName ?? "", current?.facts.nodeName ?? ""]);
-    const before = [...nodes].map((node) => this.#isOpen(this.#byNode.get(node)));
-    const clusterBefore = this.#isOpen(this.#cluster);
-    if (previous) this.#add(previous.facts.nodeName ?? "", previous.standing, -1);
-    if (current) this.#add(current.facts.nodeName ?? "", current.standing, 1);
-    const transitions: StormTransition[] = [];
-    [...nodes].forEach((node, i) => {
-      const open = this.#isOpen(this.#byNode.get(node));
-      if (open !== before[i]) transitions.push({ scope: "node", node, open });
+    return this.#operation(() => {
+      const prev = previous?.standing.meshed ? previous : undefined;
+      const cur = current?.standing.meshed ? current : undefined;
+      // The same pod keeps the explanation it had when it broke; a new pod under the key is judged afresh.
+      const samePod = prev !== undefined && prev.facts.uid === cur?.facts.uid;
+      const explainedBefore = samePod ? this.#brokenPods.get(prev.facts.uid)?.explained : undefined;
+      if (prev) this.#removeAlive(prev.facts);
+      if (previous && previous.facts.uid !== current?.facts.uid) this.#left(previous.facts.uid);
+      // Only a pod seen for the first time can be a replacement: a sibling that was already there never is.
+      const firstSight = previous === undefined || previous.facts.uid !== cur?.facts.uid;
+      if (cur) this.#addAlive(cur.facts, cur.standing, explainedBefore, firstSight);
+      else if (current) this.#left(current.facts.uid);
     });
-    const clusterOpen = this.#isOpen(this.#cluster);
-    if (clusterOpen !== clusterBefore) transitions.push({ scope: "cluster", node: "", open: clusterOpen });
-    return transitions;
+  }
+
+  /** Call right before sending the DELETE: the pod keeps its slot, as broken, from now on. */
+  deleting(facts: PodFacts): StormTransition[] {
+    return this.#operation(() => {
+      if (this.#lingering.has(facts.uid)) return;
+      const node = facts.nodeName ?? "";
+      this.#lingering.set(facts.uid, {
+        node,
+        ownerUid: facts.owner?.uid,
+        deletedAtMs: this.#clock.now(),
+        explained: this.#brokenPods.get(facts.uid)?.explained ?? false,
+        counting: false,
+        replacement: undefined,
+        pending: true,
+      });
+      this.#settle(facts.uid);
+    });
+  }
+
+  /** The DELETE's outcome: a delete that did not happen gives the slot back to the pod (if it is still there). */
+  deleted(uid: string, happened: boolean): StormTransition[] {
+    return this.#operation(() => {
+      const entry = this.#lingering.get(uid);
+      if (!entry) return;
+      if (happened) {
+        entry.pending = false;
+        return;
+      }
+      this.#dropLingering(uid, entry);
+    });
+  }
+
+  /** Lets slots of pods we deleted go once the window has passed (and their replacement was judged). */
+  expire(): StormTransition[] {
+    return this.#operation(() => {
+      const now = this.#clock.now();
+      for (const [uid, entry] of this.#lingering) {
+        if (entry.pending) continue;
+        const awaiting = entry.ownerUid !== undefined && entry.replacement === undefined;
+        const until = entry.deletedAtMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
+        if (now >= until) this.#dropLingering(uid, entry);
+      }
+    });
   }
 
   /** The breaker that stops deleting this pod now, if any. */
@@ -50,11 +142,125 @@ export class StormBreaker {
     return undefined;
   }
 
-  /** "3 of 4 meshed pods broken on node n1", for Events and logs. */
+  /** "3 of 4 meshed pods broken on node n1 (more than 50%)", for Events and logs. */
   describe(scope: StormScope, node: string): string {
-    const counts = scope === "node" ? (this.#byNode.get(node) ?? { meshed: 0, broken: 0 }) : this.#cluster;
+    const counts = scope === "node" ? (this.#byNode.get(node) ?? emptyCounts()) : this.#cluster;
     const where = scope === "node" ? `on node ${node}` : "in the cluster";
-    return `${counts.broken} of ${counts.meshed} meshed pods broken ${where} (more than ${Number((this.#maxFraction * 100).toFixed(2))}%)`;
+    const notes = [
+      counts.lingering > 0 ? `${counts.lingering} of them deleted by us, still counted` : "",
+      counts.explained > 0 ? `${counts.explained} more broken by a CNI agent outage, not counted` : "",
+    ].filter((note) => note !== "");
+    const threshold = `more than ${Number((this.#maxFraction * 100).toFixed(2))}%`;
+    return `${counts.broken} of ${counts.meshed} meshed pods broken ${where} (${[threshold, ...notes].join("; ")})`;
+  }
+
+  /** Runs one change and reports every scope whose open state it flipped. */
+  #operation(change: () => void): StormTransition[] {
+    this.#before = new Map();
+    change();
+    const transitions: StormTransition[] = [];
+    for (const [scope, wasOpen] of this.#before) {
+      const isCluster = scope === CLUSTER;
+      const open = this.#isOpen(isCluster ? this.#cluster : this.#byNode.get(scope.slice(NODE.length)));
+      if (open === wasOpen) continue;
+      transitions.push(
+        isCluster ? { scope: "cluster", node: "", open } : { scope: "node", node: scope.slice(NODE.length), open },
+      );
+    }
+    // Nodes before the cluster, in the order they were touched.
+    return transitions.sort((a, b) => (a.scope === b.scope ? 0 : a.scope === "node" ? -1 : 1));
+  }
+
+  #removeAlive(facts: PodFacts): void {
+    const node = facts.nodeName ?? "";
+    if (this.#replacements.has(facts.uid)) return; // holds a deleted pod's slot: not counted on its own
+    const broken = this.#brokenPods.get(facts.uid);
+    this.#brokenPods.delete(facts.uid);
+    this.#add(node, {
+      meshed: -1,
+      broken: broken && !broken.explained ? -1 : 0,
+      explained: broken?.explained ? -1 : 0,
+    });
+    this.#settle(facts.uid);
+  }
+
+  #addAlive(facts: PodFacts, standing: PodStanding, explainedBefore: boolean | undefined, firstSight: boolean): void {
+    const node = facts.nodeName ?? "";
+    const slotOf = this.#replacements.get(facts.uid) ?? (firstSight ? this.#claimSlot(facts) : undefined);
+    if (slotOf !== undefined) {
+      // A replacement judged healthy keeps the deleted pod's slot; judged broken, it counts on its own instead.
+      const entry = this.#lingering.get(slotOf);
+      if (!standing.broken) {
+        // It may have been scheduled since it took the slot: remember where it will count later.
+        if (entry) entry.replacement = { uid: facts.uid, node };
+        return;
+      }
+      this.#replacements.delete(facts.uid);
+      if (entry) this.#dropLingering(slotOf, entry);
+    }
+    const explained = standing.broken ? (explainedBefore ?? standing.explained ?? false) : false;
+    if (standing.broken) this.#brokenPods.set(facts.uid, { explained });
+    this.#add(node, { meshed: 1, broken: standing.broken && !explained ? 1 : 0, explained: explained ? 1 : 0 });
+    this.#settle(facts.uid);
+  }
+
+  /** A new pod of an owner whose pod we deleted, created after that delete: it takes the slot. */
+  #claimSlot(facts: PodFacts): string | undefined {
+    const ownerUid = facts.owner?.uid;
+    if (ownerUid === undefined || facts.createdAtMs === undefined || this.#lingering.has(facts.uid)) return undefined;
+    for (const [uid, entry] of this.#lingering) {
+      if (entry.ownerUid !== ownerUid || entry.replacement !== undefined || !entry.counting) continue;
+      // creationTimestamp has whole seconds: a replacement made in the second of our delete still counts.
+      if (facts.createdAtMs < Math.floor(entry.deletedAtMs / 1000) * 1000) continue;
+      entry.replacement = { uid: facts.uid, node: facts.nodeName ?? "" };
+      this.#replacements.set(facts.uid, uid);
+      return uid;
+    }
+    return undefined;
+  }
+
+  /** The pod UID left the cache (or its key now names another pod). */
+  #left(uid: string): void {
+    const slotOf = this.#replacements.get(uid);
+    if (slotOf !== undefined) {
+      this.#replacements.delete(uid);
+      const entry = this.#lingering.get(slotOf);
+      if (entry) entry.replacement = { uid: "", node: entry.replacement?.node ?? "" };
+    }
+  }
+
+  /** A lingering slot counts exactly while the deleted pod is no longer counted as alive and broken. */
+  #settle(uid: string): void {
+    const entry = this.#lingering.get(uid);
+    if (!entry) return;
+    const counting = !this.#brokenPods.has(uid);
+    if (counting === entry.counting) return;
+    entry.counting = counting;
+    const sign = counting ? 1 : -1;
+    this.#add(entry.node, {
+      meshed: sign,
+      broken: entry.explained ? 0 : sign,
+      explained: entry.explained ? sign : 0,
+      lingering: entry.explained ? 0 : sign,
+    });
+  }
+
+  #dropLingering(uid: string, entry: Lingering): void {
+    this.#lingering.delete(uid);
+    if (entry.counting) {
+      this.#add(entry.node, {
+        meshed: -1,
+        broken: entry.explained ? 0 : -1,
+        explained: entry.explained ? -1 : 0,
+        lingering: entry.explained ? 0 : -1,
+      });
+    }
+    // A healthy replacement that held the slot counts on its own from now on.
+    const replacement = entry.replacement;
+    if (replacement && replacement.uid !== "" && this.#replacements.get(replacement.uid) === uid) {
+      this.#replacements.delete(replacement.uid);
+      this.#add(replacement.node, { meshed: 1, broken: 0, explained: 0 });
+    }
   }
 
   #isOpen(counts: Counts | undefined): boolean {
@@ -62,16 +268,23 @@ export class StormBreaker {
     return counts.broken > this.#maxFraction * counts.meshed;
   }
 
-  #add(node: string, standing: PodStanding, sign: 1 | -1): void {
-    if (!standing.meshed) return;
-    const counts = this.#byNode.get(node) ?? { meshed: 0, broken: 0 };
-    counts.meshed += sign;
-    this.#cluster.meshed += sign;
-    if (standing.broken) {
-      counts.broken += sign;
-      this.#cluster.broken += sign;
+  #add(node: string, delta: { meshed: number; broken: number; explained: number; lingering?: number }): void {
+    for (const [scope, counts] of [
+      [NODE + node, this.#byNode.get(node) ?? emptyCounts()],
+      [CLUSTER, this.#cluster],
+    ] as const) {
+      if (!this.#before.has(scope)) this.#before.set(scope, this.#isOpen(counts));
+      counts.meshed += delta.meshed;
+      counts.broken += delta.broken;
+      counts.explained += delta.explained;
+      counts.lingering += delta.lingering ?? 0;
+      if (scope === CLUSTER) continue;
+      if (counts.meshed === 0) this.#byNode.delete(node);
+      else this.#byNode.set(node, counts);
     }
-    if (counts.meshed === 0) this.#byNode.delete(node);
-    else this.#byNode.set(node, counts);
   }
 }
+
+const NODE = "node/";
+const CLUSTER = "cluster";
+const emptyCounts = (): Counts => ({ meshed: 0, broken: 0, explained: 0, lingering: 0 });

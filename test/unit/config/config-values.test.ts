@@ -169,6 +169,7 @@ const cases: readonly Case[] = [
   { flag: "loop-backoff-max", text: "1h", read: (c) => c.loopBackoff.maxMs, want: 3_600_000 },
   { flag: "max-broken-fraction", text: "0.25", read: (c) => c.storm.maxBrokenFraction, want: 0.25 },
   { flag: "storm-min-broken", text: "8", read: (c) => c.storm.minBroken, want: 8 },
+  { flag: "storm-window", text: "90s", read: (c) => c.storm.windowMs, want: 90_000 },
   { flag: "leader-elect", text: "false", read: (c) => c.leaderElection, want: undefined },
   {
     flag: "leader-election-namespace",
@@ -235,7 +236,7 @@ describe("config/parseConfig values", () => {
       limits: { deletionsPerMinute: 60, deletionBurst: 10, inflightPerNode: 10, inflightPerNamespace: 20 },
       cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespace: undefined },
       loopBackoff: { baseMs: 60_000, maxMs: 1_800_000 },
-      storm: { maxBrokenFraction: 0.5, minBroken: 5 },
+      storm: { maxBrokenFraction: 0.5, minBroken: 5, windowMs: 120_000 },
       leaderElection: {
         namespace: undefined,
         id: "cni-repair",

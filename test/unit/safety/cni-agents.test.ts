@@ -67,6 +67,7 @@ const agent = (name: string, nodeName: string | undefined, readySinceMs: number 
   name,
   nodeName,
   readySinceMs,
+  seenReadyAtMs: undefined,
 });
 
 describe("safety/cni-agents", () => {
@@ -77,6 +78,7 @@ describe("safety/cni-agents", () => {
         name: "istio-cni-node-7xk2p",
         nodeName: "node-a",
         readySinceMs: Date.parse(READY_AT),
+        seenReadyAtMs: undefined,
       });
     });
 
@@ -115,11 +117,11 @@ describe("safety/cni-agents", () => {
       expect(toAgentFacts(notGoing)?.readySinceMs).to.equal(Date.parse(READY_AT));
     });
 
-    it("counts Ready without a usable time as Ready since the epoch", () => {
+    it("marks Ready without a usable time as Ready since an unknown time (+Infinity), never the epoch", () => {
       for (const at of [undefined, null, "", "yesterday", 1_741_083_270_000, new Date(Number.NaN), {}]) {
         const pod = agentPodJson();
         readyCondition(pod).lastTransitionTime = at;
-        expect(toAgentFacts(pod)?.readySinceMs, String(at)).to.equal(0);
+        expect(toAgentFacts(pod)?.readySinceMs, String(at)).to.equal(Number.POSITIVE_INFINITY);
       }
     });
 
@@ -132,6 +134,7 @@ describe("safety/cni-agents", () => {
         name: "istio-cni-node-7xk2p",
         nodeName: undefined,
         readySinceMs: undefined,
+        seenReadyAtMs: undefined,
       });
     });
 
@@ -151,7 +154,7 @@ describe("safety/cni-agents", () => {
 
     it("copes with malformed shapes, keeping what is usable", () => {
       const base = () => agentPodJson();
-      const named = { namespace: "istio-system", name: "istio-cni-node-7xk2p" };
+      const named = { namespace: "istio-system", name: "istio-cni-node-7xk2p", seenReadyAtMs: undefined };
       const ready = Date.parse(READY_AT);
       const cases: [string, unknown, AgentFacts | undefined][] = [
         ["null", null, undefined],
@@ -200,7 +203,7 @@ describe("safety/cni-agents", () => {
         expect(facts.namespace).to.be.a("string");
         expect(facts.name).to.be.a("string");
         if (facts.nodeName !== undefined) expect(facts.nodeName).to.be.a("string");
-        if (facts.readySinceMs !== undefined) expect(Number.isFinite(facts.readySinceMs)).to.equal(true);
+        if (facts.readySinceMs !== undefined) expect(Number.isNaN(facts.readySinceMs)).to.equal(false);
       };
       fc.assert(fc.property(fc.anything(), check));
       fc.assert(fc.property(anyValue, check));
@@ -237,7 +240,7 @@ describe("safety/cni-agents", () => {
       fc.assert(
         fc.property(podArb, (pod) => {
           const facts = toAgentFacts(pod);
-          if (facts?.readySinceMs !== undefined) expect(Number.isFinite(facts.readySinceMs)).to.equal(true);
+          if (facts?.readySinceMs !== undefined) expect(Number.isNaN(facts.readySinceMs)).to.equal(false);
         }),
       );
     });
@@ -292,6 +295,56 @@ describe("safety/cni-agents", () => {
       const agents = new CniAgents();
       if (fromJson) agents.store.upsert(fromJson);
       expect(agents.readyForMs("node-a", Date.parse(READY_AT) + 12_000)).to.equal(12_000);
+    });
+  });
+
+  describe("fail-safe Ready time", () => {
+    const SEEN = Date.parse(READY_AT) + 30_000;
+
+    /** Runs a raw agent pod through the reflector's transform at `at` and stores the facts. */
+    const see = (agents: CniAgents, pod: unknown, at: number) => {
+      const facts = agents.toFacts(pod, at);
+      if (facts) agents.store.upsert(facts);
+      return facts;
+    };
+
+    it("counts from when this controller first saw it Ready when the kubelet's time is older (a lagging clock)", () => {
+      const agents = new CniAgents();
+      see(agents, agentPodJson(), SEEN);
+      expect(agents.readyForMs("node-a", SEEN + 5_000)).to.equal(5_000);
+      // The kubelet's own time is what explains breakage: it claims 35 s.
+      expect(agents.readyForMs("node-a", SEEN + 5_000, "claimed")).to.equal(35_000);
+    });
+
+    it("keeps the first sight across updates and relists of the same Ready spell, restarts it on a new one", () => {
+      const agents = new CniAgents();
+      see(agents, agentPodJson(), SEEN);
+      see(agents, agentPodJson(), SEEN + 20_000);
+      expect(agents.readyForMs("node-a", SEEN + 25_000)).to.equal(25_000);
+      const again = agentPodJson();
+      readyCondition(again).lastTransitionTime = new Date(SEEN + 21_000).toISOString();
+      see(agents, again, SEEN + 22_000);
+      expect(agents.readyForMs("node-a", SEEN + 25_000)).to.equal(3_000);
+    });
+
+    it("counts Ready without a time only from our own sight, and not at all without it", () => {
+      const agents = new CniAgents();
+      const pod = agentPodJson();
+      delete readyCondition(pod).lastTransitionTime;
+      see(agents, pod, SEEN);
+      expect(agents.readyForMs("node-a", SEEN + 4_000)).to.equal(4_000);
+      const unseen = new CniAgents();
+      unseen.store.upsert({ ...agent("x", "node-a", Number.POSITIVE_INFINITY) });
+      expect(unseen.readyForMs("node-a", SEEN)).to.equal(undefined);
+    });
+
+    it("counts a Ready time in the future (a fast kubelet clock) as Ready for 0 until that time has passed", () => {
+      const agents = new CniAgents();
+      const pod = agentPodJson();
+      readyCondition(pod).lastTransitionTime = new Date(SEEN + 60_000).toISOString();
+      see(agents, pod, SEEN);
+      expect(agents.readyForMs("node-a", SEEN + 30_000)).to.equal(0);
+      expect(agents.readyForMs("node-a", SEEN + 70_000)).to.equal(10_000);
     });
   });
 });

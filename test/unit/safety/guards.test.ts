@@ -20,12 +20,14 @@ const agent = (name: string, nodeName: string, readySinceMs: number | undefined)
   name,
   nodeName,
   readySinceMs,
+  seenReadyAtMs: undefined,
 });
 
 type Overrides = {
   limits?: Partial<GuardOptions["limits"]>;
   nodeAgentGates?: GuardOptions["nodeAgentGates"];
   onTurnMoved?: GuardOptions["onTurnMoved"];
+  onStormTransition?: GuardOptions["onStormTransition"];
 };
 
 /** The istio rule's CNI agent gate, as the pipeline builds it. */
@@ -59,6 +61,7 @@ function setup(overrides: Overrides = {}) {
     storm: { maxBrokenFraction: 0.5, minBroken: 3 },
     nodeAgentGates: overrides.nodeAgentGates ?? new Map(),
     ...(overrides.onTurnMoved && { onTurnMoved: overrides.onTurnMoved }),
+    ...(overrides.onStormTransition && { onStormTransition: overrides.onStormTransition }),
     clock,
   });
   return { clock, guards };
@@ -313,5 +316,41 @@ describe("safety/guards", () => {
     expect(guards.commitPace("shop/a", dry)).to.equal(0);
     expect(guards.view(pod({ name: "b" }), "istio", { pace: dry }).pace?.waitMs).to.equal(SECOND);
     expect(guards.commitPace("shop/a")).to.equal(0);
+  });
+
+  it("explains breakage by a CNI agent outage: none Ready, or Ready (by the kubelet's time) under min-ready plus a minute", () => {
+    const { guards } = gated([
+      agent("long", "node-a", START - 10 * 60 * SECOND),
+      agent("fresh", "node-c", START - 30 * SECOND),
+      agent("down", "node-d", undefined),
+    ]);
+    expect(guards.breakageExplained(pod({ nodeName: "node-a" }), "istio")).to.equal(false);
+    expect(guards.breakageExplained(pod({ nodeName: "node-b" }), "istio")).to.equal(true);
+    expect(guards.breakageExplained(pod({ nodeName: "node-c" }), "istio")).to.equal(true);
+    expect(guards.breakageExplained(pod({ nodeName: "node-d" }), "istio")).to.equal(true);
+    // No gate for the rule (or --cni-agent-gate=off): nothing explains breakage.
+    expect(guards.breakageExplained(pod({ nodeName: "node-b" }), "linkerd")).to.equal(false);
+  });
+
+  it("counts the pod being deleted as broken for the storm breaker from the moment the DELETE is sent", () => {
+    const transitions: unknown[] = [];
+    const { guards } = setup({ onStormTransition: (t) => transitions.push(t) });
+    const pods = [pod(), pod(), pod(), pod()];
+    for (const p of pods) guards.standingChanged(undefined, { facts: p, standing: { meshed: true, broken: false } });
+    for (const p of pods.slice(0, 2))
+      guards.standingChanged(
+        { facts: p, standing: { meshed: true, broken: false } },
+        { facts: p, standing: { meshed: true, broken: true } },
+      );
+    const [first] = pods as [PodFacts];
+    guards.beforeDelete(first);
+    // The watch shows it terminating before the DELETE's answer arrives: still counted.
+    guards.standingChanged({ facts: first, standing: { meshed: true, broken: true } }, undefined);
+    guards.afterDelete(first, "deleted");
+    guards.standingChanged(undefined, { facts: pods[2] as PodFacts, standing: { meshed: true, broken: true } });
+    expect(transitions).to.deep.equal([
+      { scope: "node", node: "node-a", open: true },
+      { scope: "cluster", node: "", open: true },
+    ]);
   });
 });

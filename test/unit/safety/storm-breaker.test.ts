@@ -4,11 +4,16 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "../../../src/safety/storm-breaker.js";
+import { FakeClock } from "../../../src/util/fake-clock.js";
 import { podFacts } from "../detect/pod-facts-builder.js";
 
 const HEALTHY: PodStanding = { meshed: true, broken: false };
 const BROKEN: PodStanding = { meshed: true, broken: true };
 const UNMESHED: PodStanding = { meshed: false, broken: false };
+const EXPLAINED: PodStanding = { meshed: true, broken: true, explained: true };
+const OWNER = { kind: "ReplicaSet", name: "web-5d8c", uid: "rs-1" };
+const WINDOW = 60_000;
+const START = Date.parse("2025-03-04T10:20:00Z");
 
 const nodeOpen = (node: string, open: boolean): StormTransition => ({ scope: "node", node, open });
 const clusterOpen = (open: boolean): StormTransition => ({ scope: "cluster", node: "", open });
@@ -18,17 +23,35 @@ class Fleet {
   readonly breaker: StormBreaker;
   readonly #pods = new Map<string, { facts: PodFacts; standing: PodStanding }>();
 
+  readonly clock = new FakeClock(START);
+
   constructor(maxBrokenFraction = 0.5, minBroken = 3) {
-    this.breaker = new StormBreaker({ maxBrokenFraction, minBroken });
+    this.breaker = new StormBreaker({ maxBrokenFraction, minBroken, windowMs: WINDOW, clock: this.clock });
   }
 
   /** Adds, changes or (standing undefined) removes the named pod; returns the transitions. */
-  set(name: string, node: string | undefined, standing: PodStanding | undefined): StormTransition[] {
+  set(
+    name: string,
+    node: string | undefined,
+    standing: PodStanding | undefined,
+    uid = `uid-${name}`,
+  ): StormTransition[] {
     const previous = this.#pods.get(name);
-    const current = standing && { facts: podFacts({ name, uid: `uid-${name}`, nodeName: node }), standing };
+    // A pod's creation time is fixed for its UID: a new UID is created now.
+    const createdAtMs = previous?.facts.uid === uid ? previous.facts.createdAtMs : this.clock.now();
+    const current = standing && { facts: podFacts({ name, uid, nodeName: node, owner: OWNER, createdAtMs }), standing };
     if (current) this.#pods.set(name, current);
     else this.#pods.delete(name);
     return this.breaker.update(previous, current);
+  }
+
+  /** We delete the named pod: the DELETE is sent, succeeds, and the watch then shows it going away. */
+  deleteByUs(name: string, happened = true): StormTransition[] {
+    const pod = this.#pods.get(name);
+    if (!pod) throw new Error(`no pod ${name}`);
+    const transitions = [...this.breaker.deleting(pod.facts), ...this.breaker.deleted(pod.facts.uid, happened)];
+    if (happened) transitions.push(...this.set(name, pod.facts.nodeName, undefined));
+    return transitions;
   }
 
   /** Adds `count` pods named prefix-i on the node; returns all transitions. */
@@ -210,5 +233,117 @@ describe("safety/storm-breaker", () => {
         }
       }),
     );
+  });
+
+  describe("our own deletes, the window, and explained breakage", () => {
+    it("a pod we deleted keeps counting as broken: our deletes never close the breaker", () => {
+      const fleet = new Fleet(0.5, 3);
+      fleet.add("calm", "node-b", 40, HEALTHY);
+      fleet.add("a", "node-a", 20, HEALTHY);
+      // Ten break and are deleted one by one: the share only grows.
+      for (let i = 0; i < 10; i++) {
+        expect(fleet.set(`a-${i}`, "node-a", BROKEN)).to.deep.equal([]);
+        expect(fleet.deleteByUs(`a-${i}`)).to.deep.equal([]);
+      }
+      expect(fleet.breaker.describe("node", "node-a")).to.equal(
+        "10 of 20 meshed pods broken on node node-a (more than 50%; 10 of them deleted by us, still counted)",
+      );
+      expect(fleet.set("a-10", "node-a", BROKEN)).to.deep.equal([nodeOpen("node-a", true)]);
+      expect(fleet.set("a-11", "node-a", BROKEN)).to.deep.equal([]);
+      expect(fleet.openFor("node-a")).to.equal("node");
+    });
+
+    it("a replacement takes its predecessor's slot: healthy, the slot still counts as broken until the window passes", () => {
+      const fleet = new Fleet(0.5, 3);
+      fleet.add("calm", "node-b", 40, HEALTHY);
+      fleet.add("a", "node-a", 6, HEALTHY);
+      for (const i of [0, 1, 2]) fleet.set(`a-${i}`, "node-a", BROKEN);
+      fleet.set("a-3", "node-a", BROKEN); // 4 of 6: open
+      for (const i of [0, 1, 2]) fleet.deleteByUs(`a-${i}`);
+      fleet.clock.advance(1_000);
+      // Healthy replacements (same owner, created after the delete) do not add slots of their own.
+      for (const i of [0, 1, 2]) fleet.set(`a-${i}-new`, "node-a", HEALTHY);
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^4 of 6 /);
+      expect(fleet.breaker.expire()).to.deep.equal([]);
+      fleet.clock.advance(WINDOW);
+      // The window has passed: the three slots are healthy replacements now, 1 of 6 broken.
+      expect(fleet.breaker.expire()).to.deep.equal([nodeOpen("node-a", false)]);
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^1 of 6 /);
+    });
+
+    it("a replacement that comes back broken counts once, as itself", () => {
+      const fleet = new Fleet(0.5, 3);
+      fleet.add("calm", "node-b", 40, HEALTHY);
+      fleet.add("a", "node-a", 4, HEALTHY);
+      fleet.set("a-0", "node-a", BROKEN);
+      fleet.deleteByUs("a-0");
+      fleet.set("a-0-new", "node-a", HEALTHY);
+      fleet.set("a-0-new", "node-a", BROKEN);
+      expect(fleet.breaker.describe("node", "node-a")).to.match(
+        /^1 of 4 meshed pods broken on node node-a \(more than 50%\)$/,
+      );
+      fleet.clock.advance(11 * 60_000);
+      fleet.breaker.expire();
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^1 of 4 /);
+    });
+
+    it("a delete that did not happen gives the slot back to the pod; a pod gone by another hand counts no more", () => {
+      const fleet = new Fleet(0.5, 3);
+      fleet.add("a", "node-a", 4, HEALTHY);
+      fleet.set("a-0", "node-a", BROKEN);
+      fleet.deleteByUs("a-0", false);
+      expect(fleet.breaker.describe("node", "node-a")).to.match(
+        /^1 of 4 meshed pods broken on node node-a \(more than 50%\)$/,
+      );
+      fleet.set("a-0", "node-a", undefined);
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^0 of 3 /);
+    });
+
+    it("an owner that never recreates: the slot lingers up to ten minutes, then goes", () => {
+      const fleet = new Fleet(0.5, 1);
+      fleet.add("a", "node-a", 2, HEALTHY);
+      fleet.set("a-0", "node-a", BROKEN);
+      fleet.deleteByUs("a-0");
+      fleet.clock.advance(WINDOW);
+      fleet.breaker.expire();
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^1 of 2 /);
+      fleet.clock.advance(10 * 60_000);
+      fleet.breaker.expire();
+      expect(fleet.breaker.describe("node", "node-a")).to.match(/^0 of 1 /);
+    });
+
+    it("one pod per second over a minute is one wave: it opens once the share passes the threshold", () => {
+      const fleet = new Fleet(0.5, 5);
+      fleet.add("calm", "node-b", 100, HEALTHY);
+      fleet.add("a", "node-a", 20, HEALTHY);
+      const openedAt: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        fleet.clock.advance(1_000);
+        fleet.breaker.expire();
+        if (fleet.set(`a-${i}`, "node-a", BROKEN).some((t) => t.open)) openedAt.push(i);
+        if (fleet.openFor("node-a")) continue;
+        fleet.deleteByUs(`a-${i}`);
+        fleet.set(`a-${i}-new`, "node-a", HEALTHY);
+      }
+      expect(openedAt).to.deep.equal([10]); // the 11th broken of 20
+      expect(fleet.openFor("node-a")).to.equal("node");
+    });
+
+    it("breakage explained by a CNI agent outage counts as meshed, not broken; the pod keeps its explanation", () => {
+      const fleet = new Fleet(0.5, 3);
+      expect(fleet.add("a", "node-a", 10, EXPLAINED)).to.deep.equal([]);
+      expect(fleet.openFor("node-a")).to.equal(undefined);
+      expect(fleet.breaker.describe("node", "node-a")).to.equal(
+        "0 of 10 meshed pods broken on node node-a (more than 50%; 10 more broken by a CNI agent outage, not counted)",
+      );
+      // Later updates of the same broken pods keep it, whatever the caller says now.
+      for (let i = 0; i < 10; i++) fleet.set(`a-${i}`, "node-a", BROKEN);
+      expect(fleet.openFor("node-a")).to.equal(undefined);
+      // Deleting them (repaired at the pace once the agent is back) does not open it either.
+      for (let i = 0; i < 10; i++) expect(fleet.deleteByUs(`a-${i}`)).to.deep.equal([]);
+      // A pod that breaks again with nothing to explain it counts.
+      fleet.add("b", "node-a", 3, BROKEN);
+      expect(fleet.openFor("node-a")).to.equal(undefined); // 3 of 13
+    });
   });
 });
