@@ -59,7 +59,7 @@ prometheus: ## Install prometheus and promtool (Debian package, via apt-get) whe
 	  echo "installing Debian's prometheus package (prometheus, promtool) with apt-get"; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-# The image (image/build.sh, docs in README "Container image"). VERSION must equal package.json's version;
+# The image (image/build.sh, docs in docs/development.md "Container image"). VERSION must equal package.json's version;
 # IMAGE_PUSH=ghcr.io/org/cni-repair:1.2.3 pushes the index with crane (credentials from ~/.docker/config.json).
 VERSION ?= $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
 GIT_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
