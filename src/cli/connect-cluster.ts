@@ -1,6 +1,8 @@
 // Opens the connection both commands use: credentials from config, one transport, and a who-am-I probe.
 import type { Config } from "../config/config.js";
 import { loadKubeConfig } from "../kube/connect.js";
+import { describeCredentials } from "../kube/credentials.js";
+import { fatalConnectError } from "../kube/fatal-connect-error.js";
 import { KubeTransport } from "../kube/transport.js";
 import { whoAmI } from "../kube/whoami.js";
 import type { Logger } from "../observe/logger.js";
@@ -8,22 +10,27 @@ import type { Metrics } from "../observe/metrics.js";
 import { VERSION } from "./version.js";
 
 /**
- * Bad or missing credentials throw (the caller exits); an unreachable server only logs a warning, since the
- * reflectors keep retrying. Logs where the credentials came from and who the server says we are, never secrets.
+ * Bad or missing credentials throw (the caller exits 1), and so do a 401 or 403 to the first request and a
+ * server certificate that does not verify: no retry cures those. An unreachable server only logs a warning, since
+ * the reflectors keep retrying. Logs where the credentials came from and who the server says we are, never secrets.
  */
 export async function connectCluster(config: Config, metrics: Metrics, log: Logger): Promise<KubeTransport> {
-  const { config: kubeConfig, source } = loadKubeConfig({
-    kubeconfig: config.kubeconfig ?? "",
-    context: config.context ?? "",
-  });
+  const settings = { kubeconfig: config.kubeconfig ?? "", context: config.context ?? "" };
+  const { config: kubeConfig, source } = loadKubeConfig(settings);
   const transport = new KubeTransport(kubeConfig, {
     userAgent: `cni-repair/${VERSION}`,
     observe: (verb, code) => metrics.apiRequests.inc({ verb, code }),
+    reload: () => loadKubeConfig(settings).config,
   });
   log.info("using credentials", { source, server: transport.server });
   try {
     log.info("connected", { server: transport.server, identity: await whoAmI(transport) });
   } catch (error) {
+    const fatal = fatalConnectError(error, transport.server, describeCredentials(transport.kubeConfig));
+    if (fatal !== undefined) {
+      await transport.close();
+      throw new Error(`${fatal}; credentials from ${source}`, { cause: error });
+    }
     log.warn("cannot reach the API server yet; will keep trying", {
       server: transport.server,
       error: (error as Error).message,

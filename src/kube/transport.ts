@@ -27,16 +27,32 @@ export type RequestObserver = (verb: Verb, code: string) => void;
 const AUTH_REFRESH_MS = 10_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+export type TransportOptions = {
+  readonly userAgent: string;
+  readonly observe?: RequestObserver;
+  /**
+   * Loads the credentials afresh (a new KubeConfig re-reads token files and re-runs exec plugins, whose tokens
+   * client-node caches): called after a 401, in case they were rotated. Without it a 401 only re-reads headers.
+   */
+  readonly reload?: () => KubeConfig;
+};
+
 export class KubeTransport {
   readonly server: string;
-  readonly #config: KubeConfig;
+  #config: KubeConfig;
   readonly #observe: RequestObserver;
   readonly #userAgent: string;
+  readonly #reload: (() => KubeConfig) | undefined;
   #dispatcher: Dispatcher | undefined;
   #headers: Record<string, string> = {};
   #headersReadAt = Number.NEGATIVE_INFINITY;
+  /** Bumped each time the credentials are read, so a 401 can tell which credentials it answered. */
+  #credentials = 0;
+  /** The credentials read after a 401, if that is the latest 401 streak; a 401 to them too is final. */
+  #reloadedAs: number | undefined;
+  #rejected = false;
 
-  constructor(config: KubeConfig, options: { observe?: RequestObserver; userAgent: string }) {
+  constructor(config: KubeConfig, options: TransportOptions) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
     if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
@@ -44,6 +60,20 @@ export class KubeTransport {
     this.#config = config;
     this.#observe = options.observe ?? (() => {});
     this.#userAgent = options.userAgent;
+    this.#reload = options.reload;
+  }
+
+  /** The configuration the current credentials come from (for error messages). */
+  get kubeConfig(): KubeConfig {
+    return this.#config;
+  }
+
+  /**
+   * True while the API server rejects (401) even the credentials loaded afresh after its first 401: they
+   * are not going to work, and /healthz says so. Any other answer clears it.
+   */
+  get credentialsRejected(): boolean {
+    return this.#rejected;
   }
 
   /** A JSON request; non-2xx answers throw ApiError. */
@@ -74,8 +104,10 @@ export class KubeTransport {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
+    const auth = await this.#authHeaders();
+    const credentials = this.#credentials;
     const headers: Record<string, string> = {
-      ...(await this.#authHeaders()),
+      ...auth,
       accept: "application/json",
       "user-agent": this.#userAgent,
     };
@@ -102,9 +134,28 @@ export class KubeTransport {
       });
     }
     this.#observe(verb, String(response.status));
+    this.#judgeCredentials(response.status, credentials);
     if (response.status >= 200 && response.status < 300) return response;
     const text = await response.text().catch(() => "");
     throw apiErrorFromResponse(`${method} ${url.pathname}`, response.status, text, response.headers.get("retry-after"));
+  }
+
+  /** A 401 to the current credentials loads them afresh once; a 401 to the fresh ones too means they are bad. */
+  #judgeCredentials(status: number, credentials: number): void {
+    if (status !== 401) {
+      this.#reloadedAs = undefined;
+      this.#rejected = false;
+      return;
+    }
+    // Answered to credentials already replaced: the next request carries the new ones.
+    if (credentials !== this.#credentials) return;
+    if (this.#reloadedAs === credentials) {
+      this.#rejected = true;
+      return;
+    }
+    if (this.#reload) this.#config = this.#reload();
+    this.#headersReadAt = Number.NEGATIVE_INFINITY;
+    this.#reloadedAs = credentials + 1;
   }
 
   /** client-node resolves the credentials (token, token file, exec plugin, client cert) and TLS settings. */
@@ -119,6 +170,7 @@ export class KubeTransport {
     this.#dispatcher ??= this.server.startsWith("https:") ? createAgent(options) : undefined;
     this.#headers = headers;
     this.#headersReadAt = performance.now();
+    this.#credentials++;
     return headers;
   }
 }

@@ -1,0 +1,58 @@
+// Tells a connection failure that no retry can cure (rejected credentials, a certificate that does not verify)
+// from one that time may cure (the server is not up yet, a timeout, a 5xx), and words the first as one line.
+import { ApiError } from "./api-error.js";
+import type { CredentialsDescription } from "./credentials.js";
+
+/** OpenSSL's verification failures as Node reports them in `error.code`, plus Node's own hostname check. */
+const TLS_VERIFY_CODES = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
+  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_NOT_YET_VALID",
+  "CERT_HAS_EXPIRED",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "CERT_CHAIN_TOO_LONG",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "INVALID_CA",
+  "INVALID_PURPOSE",
+  "PATH_LENGTH_EXCEEDED",
+  "HOSTNAME_MISMATCH",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/**
+ * The line to exit with when `error` (from the first request) shows the credentials or the server's certificate
+ * are wrong; undefined when retrying may help. Names the server, the user and the CA, never a secret.
+ */
+export function fatalConnectError(
+  error: unknown,
+  server: string,
+  credentials: CredentialsDescription,
+): string | undefined {
+  if (error instanceof ApiError && error.status === 401) {
+    return `${server} rejected the credentials of ${credentials.user}: 401 Unauthorized (the token or certificate is invalid, expired or revoked)`;
+  }
+  if (error instanceof ApiError && error.status === 403) {
+    return `${server} refused ${credentials.user} a SelfSubjectReview, which every authenticated user may create: 403 Forbidden (the credentials were not recognised, or the request went to the wrong server)`;
+  }
+  const tls = tlsVerifyError(error);
+  if (tls) {
+    return `the certificate of ${server} does not verify against ${credentials.ca}: ${tls.message} (${tls.code})`;
+  }
+  return undefined;
+}
+
+/** The TLS verification error somewhere in the cause chain, if any. */
+export function tlsVerifyError(error: unknown): { code: string; message: string } | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && TLS_VERIFY_CODES.has(code)) return { code, message: current.message };
+  }
+  return undefined;
+}
