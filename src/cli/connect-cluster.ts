@@ -21,6 +21,8 @@ export async function connectCluster(config: Config, metrics: Metrics, log: Logg
     userAgent: `cni-repair/${VERSION}`,
     observe: (verb, code) => metrics.apiRequests.inc({ verb, code }),
     reload: () => loadKubeConfig(settings).config,
+    // A dead connection is dropped within one stall timeout, so the restarted watch dials a live one.
+    connectionCheckMs: config.watchStallTimeoutMs / 2,
   });
   log.info("using credentials", { source, server: transport.server });
   try {

@@ -37,7 +37,7 @@ export type Pipeline = {
   readonly context: () => DetectContext;
   /** Every cache holds its first full list. */
   readonly synced: () => boolean;
-  /** Milliseconds since the least recently active watch showed life. */
+  /** Milliseconds since the API server last answered the cache that has heard from it least recently. */
   readonly idleMs: () => number;
 };
 

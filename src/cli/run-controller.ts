@@ -14,6 +14,8 @@ import { VERSION } from "./version.js";
 
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
+/** /healthz fails once no cache has heard from the API server for this many --watch-stall-timeout periods. */
+const API_SILENCE_LIMIT_STALLS = 2;
 
 /** Runs until SIGTERM/SIGINT; returns the exit code. */
 export async function runController(config: Config): Promise<number> {
@@ -63,14 +65,20 @@ export async function runController(config: Config): Promise<number> {
       logger: logger.child({ component: "http" }),
       health: () => {
         const loopOk = eventLoop.isAlive(MAX_EVENT_LOOP_LAG_MS);
-        const idleMs = Math.round(pipeline.idleMs());
-        // The watchdog restarts a stalled watch; twice its limit without a byte means restarts are failing.
-        const watchOk = idleMs < 2 * config.watchStallTimeoutMs;
+        const silentMs = Math.round(pipeline.idleMs());
+        // The watchdog restarts a stalled watch; twice its limit with no answer at all means restarts are failing.
+        const limitMs = API_SILENCE_LIMIT_STALLS * config.watchStallTimeoutMs;
+        const apiOk = silentMs < limitMs;
+        const credentialsOk = !transport.credentialsRejected;
         return {
-          ok: loopOk && watchOk,
+          ok: loopOk && apiOk && credentialsOk,
           checks: {
             "event-loop": { ok: loopOk, detail: `lag ${Math.round(eventLoop.lagMs())} ms` },
-            watch: { ok: watchOk, detail: `last activity ${idleMs} ms ago` },
+            "api-server": { ok: apiOk, detail: `last answer ${silentMs} ms ago (limit ${limitMs} ms)` },
+            credentials: {
+              ok: credentialsOk,
+              detail: credentialsOk ? "accepted" : "401 Unauthorized, also after loading them afresh",
+            },
           },
         };
       },

@@ -166,9 +166,12 @@ export const flags = {
     help: "Server-side timeout of each watch request, after which the watch is restarted.",
   }),
   "watch-stall-timeout": durationFlag({
-    default: "3m",
+    default: "90s",
     min: 1_000,
-    help: "A watch with no event or bookmark for this long is treated as dead and restarted.",
+    help:
+      "A watch with no byte (event or bookmark; the API server sends a bookmark about once a minute) for this long " +
+      "is dead and restarted, with a warning; /healthz fails once no answer at all has come from the API server for " +
+      "twice this long.",
   }),
   "http-address": stringFlag({
     default: "0.0.0.0",

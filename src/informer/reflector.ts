@@ -53,6 +53,7 @@ const SHORT_WATCH_MS = 1_000;
 /** What the rest of the program needs of a reflector, whatever it caches. */
 export type RunningCache = {
   readonly synced: boolean;
+  /** Milliseconds since a response (or a byte of one) last came from the API server for this cache. */
   readonly idleMs: number;
   run(signal: AbortSignal): Promise<void>;
   waitForSync(signal: AbortSignal): Promise<boolean>;
@@ -64,7 +65,8 @@ export class PodReflector<T> implements RunningCache {
   readonly #backoff: Backoff;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
-  #lastActivity = performance.now();
+  /** Process start counts as heard: the first list gets the same grace as any later silence. */
+  #lastHeard = performance.now();
 
   constructor(options: ReflectorOptions<T>) {
     this.#options = options;
@@ -77,9 +79,10 @@ export class PodReflector<T> implements RunningCache {
     return this.#synced;
   }
 
-  /** Milliseconds since the last list page, watch byte, or (re)connection. */
+  /** Milliseconds since the API server last answered this cache: a list page, a watch's head or bytes, an error
+   * status. Dialling is not hearing: a server that refuses every connection leaves this growing. */
   get idleMs(): number {
-    return performance.now() - this.#lastActivity;
+    return performance.now() - this.#lastHeard;
   }
 
   async waitForSync(signal: AbortSignal): Promise<boolean> {
@@ -120,7 +123,7 @@ export class PodReflector<T> implements RunningCache {
           continueToken,
           signal,
         });
-        this.#lastActivity = performance.now();
+        this.#heard();
         for (const item of page.items) {
           const facts = this.#options.transform(item);
           if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
@@ -131,6 +134,7 @@ export class PodReflector<T> implements RunningCache {
       } while (continueToken !== undefined);
     } catch (error) {
       if (signal.aborted) return { phase: "list" };
+      this.#heardIfAnswered(error);
       // An expired continue token (410) means the snapshot is gone: start the list over, after a pause.
       this.#options.observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
@@ -150,22 +154,27 @@ export class PodReflector<T> implements RunningCache {
     let events = 0;
     let stalled = false;
     let watchdog: NodeJS.Timeout | undefined;
-    const feed = () => {
-      this.#lastActivity = performance.now();
+    const arm = () => {
       clearTimeout(watchdog);
       watchdog = setTimeout(() => {
         stalled = true;
         stop.abort();
       }, this.#options.stallTimeoutMs);
     };
+    const feed = () => {
+      this.#heard();
+      arm();
+    };
     try {
-      feed();
+      // The watchdog runs from the dial: a connection that never answers is as dead as one that went quiet.
+      arm();
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
       const response = await openWatch(this.#options.transport, this.#options.path, this.#options.scope, {
         resourceVersion,
         timeoutSeconds,
         signal: watchSignal,
       });
+      this.#heard();
       if (!response.body) throw new Error("watch answer has no body");
       for await (const event of watchEvents(response.body, feed)) {
         events++;
@@ -186,9 +195,13 @@ export class PodReflector<T> implements RunningCache {
     } catch (error) {
       if (signal.aborted) return { phase: "watch", resourceVersion };
       if (stalled) {
-        observer.watchRestart("stalled");
+        observer.watchRestart(
+          "stalled",
+          new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`),
+        );
         return { phase: "watch", resourceVersion };
       }
+      this.#heardIfAnswered(error);
       if (error instanceof ApiError && error.status === 410) {
         // The version we hold is compacted away: relist, and the store diff fills in what we missed.
         observer.watchRestart("gone", error);
@@ -200,6 +213,15 @@ export class PodReflector<T> implements RunningCache {
       clearTimeout(watchdog);
       stop.abort();
     }
+  }
+
+  #heard(): void {
+    this.#lastHeard = performance.now();
+  }
+
+  /** An error status is still an answer: the server is there (whether its answer helps is another matter). */
+  #heardIfAnswered(error: unknown): void {
+    if (error instanceof ApiError && error.status > 0) this.#heard();
   }
 
   #apply(type: string, object: unknown): void {

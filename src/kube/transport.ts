@@ -35,6 +35,11 @@ export type TransportOptions = {
    * client-node caches): called after a 401, in case they were rotated. Without it a 401 only re-reads headers.
    */
   readonly reload?: () => KubeConfig;
+  /**
+   * HTTP/2 PING interval: a connection whose PING is still unanswered at the next one is dropped, so requests
+   * after a silent network failure dial afresh instead of queueing on a dead connection. Default 60 s.
+   */
+  readonly connectionCheckMs?: number;
 };
 
 export class KubeTransport {
@@ -43,6 +48,7 @@ export class KubeTransport {
   readonly #observe: RequestObserver;
   readonly #userAgent: string;
   readonly #reload: (() => KubeConfig) | undefined;
+  readonly #connectionCheckMs: number;
   #dispatcher: Dispatcher | undefined;
   #headers: Record<string, string> = {};
   #headersReadAt = Number.NEGATIVE_INFINITY;
@@ -61,6 +67,7 @@ export class KubeTransport {
     this.#observe = options.observe ?? (() => {});
     this.#userAgent = options.userAgent;
     this.#reload = options.reload;
+    this.#connectionCheckMs = options.connectionCheckMs ?? 60_000;
   }
 
   /** The configuration the current credentials come from (for error messages). */
@@ -167,7 +174,7 @@ export class KubeTransport {
     for (const [key, value] of Object.entries(options.headers ?? {})) headers[key.toLowerCase()] = String(value);
     if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString("base64")}`;
     // TLS material is read once: the agent keeps connections open across credential refreshes.
-    this.#dispatcher ??= this.server.startsWith("https:") ? createAgent(options) : undefined;
+    this.#dispatcher ??= this.server.startsWith("https:") ? createAgent(options, this.#connectionCheckMs) : undefined;
     this.#headers = headers;
     this.#headersReadAt = performance.now();
     this.#credentials++;
@@ -183,8 +190,9 @@ type TlsOptions = {
   servername?: string;
 };
 
-function createAgent(tls: TlsOptions): Agent {
+function createAgent(tls: TlsOptions, pingIntervalMs: number): Agent {
   return new Agent({
+    h2Options: { pingInterval: Math.max(1_000, Math.round(pingIntervalMs)) },
     connect: {
       ...(tls.ca !== undefined && { ca: tls.ca }),
       ...(tls.cert !== undefined && { cert: tls.cert }),

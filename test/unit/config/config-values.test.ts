@@ -224,7 +224,7 @@ describe("config/parseConfig values", () => {
       resyncPeriodMs: 300_000,
       listPageSize: 500,
       watchTimeoutMs: 300_000,
-      watchStallTimeoutMs: 180_000,
+      watchStallTimeoutMs: 90_000,
       httpAddress: "0.0.0.0",
       httpPort: 8080,
       logLevel: "info",
