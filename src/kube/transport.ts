@@ -54,7 +54,7 @@ export class KubeTransport {
   #headersReadAt = Number.NEGATIVE_INFINITY;
   /** Bumped each time the credentials are read, so a 401 can tell which credentials it answered. */
   #credentials = 0;
-  /** The credentials read after a 401, if that is the latest 401 streak; a 401 to them too is final. */
+  /** The credentials read after the latest 401; a 401 to them too means they are rejected. */
   #reloadedAs: number | undefined;
   #rejected = false;
 
@@ -76,8 +76,8 @@ export class KubeTransport {
   }
 
   /**
-   * True while the API server rejects (401) even the credentials loaded afresh after its first 401: they
-   * are not going to work, and /healthz says so. Any other answer clears it.
+   * True while the API server rejects (401) even the credentials loaded afresh after a 401: they are not going to
+   * work, and /healthz says so. Each 401 loads them afresh again; any other answer clears it.
    */
   get credentialsRejected(): boolean {
     return this.#rejected;
@@ -147,7 +147,7 @@ export class KubeTransport {
     throw apiErrorFromResponse(`${method} ${url.pathname}`, response.status, text, response.headers.get("retry-after"));
   }
 
-  /** A 401 to the current credentials loads them afresh once; a 401 to the fresh ones too means they are bad. */
+  /** Every 401 to the current credentials loads them afresh; a 401 to credentials so loaded means they are bad. */
   #judgeCredentials(status: number, credentials: number): void {
     if (status !== 401) {
       this.#reloadedAs = undefined;
@@ -156,10 +156,7 @@ export class KubeTransport {
     }
     // Answered to credentials already replaced: the next request carries the new ones.
     if (credentials !== this.#credentials) return;
-    if (this.#reloadedAs === credentials) {
-      this.#rejected = true;
-      return;
-    }
+    if (this.#reloadedAs === credentials) this.#rejected = true;
     if (this.#reload) this.#config = this.#reload();
     this.#headersReadAt = Number.NEGATIVE_INFINITY;
     this.#reloadedAs = credentials + 1;
