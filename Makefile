@@ -50,14 +50,26 @@ controlplane-server: ## Build (once, cached) only etcd and kube-apiserver
 kwok: ## Build (once, cached) kwok, whose fake nodes run the pods of the whole-cluster e2e tests
 	test/controlplane/kwok/build.sh >/dev/null
 
+# $(call apt_when_missing,COMMANDS,PACKAGES): installs the Debian packages with apt-get unless every command is there.
+define apt_when_missing
+@missing=; for c in $(1); do command -v $$c >/dev/null || missing=yes; done; [ -z "$$missing" ] || { \
+  command -v apt-get >/dev/null || { echo "$(1) needed: install them (Debian: apt-get install $(2))" >&2; exit 1; }; \
+  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+  echo "installing Debian's $(2) with apt-get"; \
+  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=300 $(2) >/dev/null; }
+endef
+
 # Debian's package (Prometheus 2.42 and promtool) for the monitoring test; installed only when either is missing.
 .PHONY: prometheus
 prometheus: ## Install prometheus and promtool (Debian package, via apt-get) when missing
-	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
-	  command -v apt-get >/dev/null || { echo "prometheus and promtool are needed: install them (Debian: apt-get install prometheus)" >&2; exit 1; }; \
-	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  echo "installing Debian's prometheus package (prometheus, promtool) with apt-get"; \
-	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	$(call apt_when_missing,prometheus promtool,prometheus)
+
+# Debian's podman with runc, as root, for the image test (test/harness/podman.ts keeps its storage and settings
+# in a temporary directory); installed only when either is missing.
+.PHONY: podman
+podman: ## Install podman and runc (Debian packages, via apt-get) when missing
+	$(call apt_when_missing,podman runc,podman runc)
 
 # The image (image/build.sh, docs in docs/development.md "Container image"). VERSION must equal package.json's version;
 # IMAGE_PUSH=ghcr.io/org/cni-repair:1.2.3 pushes the index with crane (credentials from ~/.docker/config.json).
@@ -102,11 +114,11 @@ test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane kwok prometheus ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus podman image ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build lint controlplane kwok prometheus ## Type-check, lint, unit and integration tests (installs everything first)
+test: build lint controlplane kwok prometheus podman image ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)

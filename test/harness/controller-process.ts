@@ -17,6 +17,10 @@ export type ControllerStartOptions = {
   readonly env?: Record<string, string>;
   /** Wait for /readyz (the initial list is done) before returning; default true. */
   readonly waitReady?: boolean;
+  /** What runs the CLI, its arguments appended: default this Node and the built main.js (e.g. `podman run … image`). */
+  readonly launcher?: readonly string[];
+  /** How long to wait for /readyz; default 20 s. */
+  readonly readyTimeoutMs?: number;
 };
 
 export class ControllerProcess {
@@ -45,9 +49,10 @@ export class ControllerProcess {
 
   /** Starts the controller with JSON logs on a free port. */
   static async start(options: ControllerStartOptions): Promise<ControllerProcess> {
+    const [command = process.execPath, ...prefix] = options.launcher ?? [process.execPath, MAIN];
     const child = spawn(
-      process.execPath,
-      [MAIN, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],
+      command,
+      [...prefix, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],
       {
         stdio: ["ignore", "pipe", "pipe"],
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...options.env },
@@ -61,7 +66,7 @@ export class ControllerProcess {
           if (child.exitCode !== null) throw new GiveUp(`controller exited ${child.exitCode}:\n${controller.output()}`);
           return (await controller.get("/readyz")).status === 200;
         },
-        { timeoutMs: 20_000 },
+        { timeoutMs: options.readyTimeoutMs ?? 20_000 },
       );
     }
     return controller;

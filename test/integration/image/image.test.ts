@@ -1,0 +1,197 @@
+// The image `make image` built, run the way the kubelet runs the cluster overlay's pod: podman (with runc) starts
+// the amd64 image with the pod's securityContext (read-only root, all capabilities dropped, UID 65532), its
+// args and env, and a TokenRequest token, CA and namespace mounted where a pod has them; the API server is the
+// test's (host network, loopback).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { controllerDeletes } from "../../harness/audit-log.js";
+import { createPodInState } from "../../harness/broken-pods.js";
+import { createCniAgent } from "../../harness/cni-agents.js";
+import { ControllerProcess } from "../../harness/controller-process.js";
+import { kubeletRunFlags } from "../../harness/kubelet-run-flags.js";
+import { createTestNamespace } from "../../harness/namespaces.js";
+import { OciLayout } from "../../harness/oci-layout.js";
+import {
+  controllerContainer,
+  INSTALL,
+  installOverlay,
+  podCommand,
+  uninstall,
+  workloadOf,
+} from "../../harness/overlays.js";
+import { Podman } from "../../harness/podman.js";
+import { type InCluster, inClusterAs } from "../../harness/service-account-files.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+
+const SERVICE_ACCOUNT_DIR = "var/run/secrets/kubernetes.io/serviceaccount";
+const POD_NAME = "cni-repair-image-0";
+/** Programs a shell or a package manager would bring; the image must have none of them. */
+const FORBIDDEN = /(^|\/)(sh|bash|dash|ash|busybox|dpkg|apt|apt-get|rpm|yum|apk|npm|npx|corepack)$/;
+
+describe("image: the amd64 image under podman, as the kubelet would run it", function () {
+  // Loading the image copies its 223 MB into podman's vfs storage, and each container start copies it again.
+  this.timeout(180_000);
+  const layout = OciLayout.built();
+  let podman: Podman;
+  let imageId: string;
+
+  before(async () => {
+    podman = Podman.create();
+    imageId = await podman.load(layout.dir, "amd64");
+  });
+
+  after(async () => {
+    await podman?.destroy();
+  });
+
+  it("holds amd64 and arm64; podman loaded the amd64 image, which runs as 65532 and has no shell or package manager", async () => {
+    expect(layout.architectures()).to.have.members(["amd64", "arm64"]);
+    expect(`sha256:${imageId}`).to.equal(layout.manifest("amd64").config.digest);
+    expect(await podman.ok("image", "inspect", "--format", "{{.Config.User}} {{.Architecture}}", imageId)).to.equal(
+      "65532:65532 amd64",
+    );
+    for (const architecture of ["amd64", "arm64"]) {
+      const files = await layout.files(architecture);
+      expect(files, architecture).to.include("usr/local/bin/node");
+      expect(
+        files.filter((file) => /^(usr\/(local\/)?)?s?bin\/./.test(file)),
+        architecture,
+      ).to.deep.equal(["usr/local/bin/node"]);
+      expect(
+        files.filter((file) => FORBIDDEN.test(file)),
+        architecture,
+      ).to.deep.equal([]);
+    }
+    const shell = await podman.run("run", "--rm", "--pull=never", "--network=host", "--entrypoint=/bin/sh", imageId);
+    expect(shell.code).to.not.equal(0);
+    expect(shell.stderr).to.match(/no such file or directory/i);
+  });
+
+  describe("in-cluster with the cluster overlay's pod spec and permissions", () => {
+    let api: CoreV1Api;
+    let namespace: string;
+    let identity: InCluster | undefined;
+    let controller: ControllerProcess | undefined;
+    const container = `cni-repair-image-${process.pid}`;
+
+    beforeEach(async () => {
+      api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
+      namespace = await createTestNamespace(api, "img");
+    });
+
+    afterEach(async function () {
+      if (this.currentTest?.state === "failed") console.log(controller?.output());
+      await controller?.stop("SIGKILL", 1_000);
+      await podman.run("rm", "--force", "--time", "0", container);
+      identity?.cleanup();
+      await uninstall(controlPlane());
+    });
+
+    /** The container's main process as the kernel sees it: /proc/<pid>/status and the root mount's options. */
+    const processOf = async () => {
+      const pid = await podman.ok("inspect", "--format", "{{.State.Pid}}", container);
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, "m").exec(status)?.[1]?.split(/\s+/);
+      const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+        .split("\n")
+        .map((line) => line.split(" "))
+        .find((fields) => fields[4] === "/");
+      return {
+        uid: field("Uid"),
+        gid: field("Gid"),
+        effectiveCapabilities: field("CapEff")?.[0],
+        boundingCapabilities: field("CapBnd")?.[0],
+        noNewPrivileges: field("NoNewPrivs")?.[0],
+        rootMountOptions: rootMount?.[5]?.split(","),
+      };
+    };
+
+    it("takes the Lease, passes its permission check, repairs a broken pod, serves /metrics, exits 0 within 2 s of SIGTERM", async () => {
+      const plane = controlPlane();
+      const { rendered } = await installOverlay(plane, "cluster");
+      const podSpec = workloadOf(rendered).spec?.template.spec;
+      if (!podSpec) throw new Error("the cluster overlay renders no pod spec");
+      const { args, env } = podCommand(controllerContainer(rendered), {
+        namespace: INSTALL.namespace,
+        nodeName: `${namespace}-a`,
+        podName: POD_NAME,
+      });
+      await createCniAgent(api, {
+        namespace,
+        mesh: "istio",
+        nodeName: `${namespace}-a`,
+        readySince: new Date(Date.now() - 3_600_000),
+      });
+      identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount);
+      const secrets = join(identity.env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "", SERVICE_ACCOUNT_DIR);
+      const containerEnv = {
+        ...env,
+        KUBERNETES_SERVICE_HOST: identity.env.KUBERNETES_SERVICE_HOST ?? "",
+        KUBERNETES_SERVICE_PORT: identity.env.KUBERNETES_SERVICE_PORT ?? "",
+      };
+      controller = await ControllerProcess.start({
+        launcher: podman.command(
+          "run",
+          `--name=${container}`,
+          "--pull=never",
+          "--network=host",
+          ...kubeletRunFlags(podSpec, controllerContainer(rendered)),
+          `--volume=${secrets}:/${SERVICE_ACCOUNT_DIR}:ro`,
+          ...Object.entries(containerEnv).map(([name, value]) => `--env=${name}=${value}`),
+          imageId,
+        ),
+        env: podman.env,
+        args: [...args, `--field-selector=metadata.namespace=${namespace}`, "--http-port=0"],
+        readyTimeoutMs: 90_000,
+      });
+
+      const running = await processOf();
+      expect(running.uid).to.deep.equal(["65532", "65532", "65532", "65532"]);
+      expect(running.gid).to.deep.equal(["65532", "65532", "65532", "65532"]);
+      expect(running.effectiveCapabilities).to.equal("0000000000000000");
+      expect(running.boundingCapabilities).to.equal("0000000000000000");
+      expect(running.noNewPrivileges).to.equal("1");
+      expect(running.rootMountOptions).to.include("ro");
+
+      expect(controller.logsWith("connected")[0]?.identity).to.equal(
+        `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
+      );
+      expect(controller.logsWith("permissions checked")).to.have.length(1);
+      const coordination = plane.kubeConfig().makeApiClient(CoordinationV1Api);
+      await waitFor(
+        "the Lease",
+        async () => {
+          const lease = await coordination.readNamespacedLease({ namespace: INSTALL.namespace, name: "cni-repair" });
+          return (lease.spec?.holderIdentity ?? "").startsWith(`${POD_NAME}_`);
+        },
+        { timeoutMs: 30_000 },
+      );
+
+      await createPodInState(api, { namespace, name: "broken", nodeName: `${namespace}-a` });
+      await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, namespace).length === 1, {
+        timeoutMs: 30_000,
+      });
+      const [deleted] = controllerDeletes(plane.auditLogPath, namespace);
+      expect(deleted?.objectRef?.name).to.equal("broken");
+      expect(deleted?.responseStatus?.code).to.equal(200);
+      expect(deleted?.user?.username).to.equal(`system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`);
+      await waitFor(
+        "the repair on /metrics",
+        async () =>
+          (await controller?.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) === 1,
+      );
+
+      // As the kubelet stops a container: the runtime signals its main process (node, PID 1 in the container).
+      const signalled = Date.now();
+      await podman.ok("kill", "--signal=SIGTERM", container);
+      const code = await controller.exited;
+      const finished = Date.parse(await podman.ok("inspect", "--format", "{{.State.FinishedAt}}", container));
+      expect(code).to.equal(0);
+      expect(await podman.ok("inspect", "--format", "{{.State.ExitCode}}", container)).to.equal("0");
+      expect(finished - signalled, "ms from SIGTERM to the container's exit").to.be.below(2_000);
+    });
+  });
+});
