@@ -211,6 +211,9 @@ export class Controller {
     const detail = guards.storm.describe(transition.scope, transition.node);
     if (transition.open) {
       logger.warn("storm breaker open: holding deletions", { scope: transition.scope, ...where, detail });
+      // Pods waiting for a later guard (their turn in the pace, an in-flight slot) are now held by the storm:
+      // look again at once, so the hold reason and the storm alert say so.
+      this.#enqueueAll(holds.keys(["rate_limit", "node_inflight", "namespace_inflight"], where));
       return;
     }
     logger.info("storm breaker closed: deletions resume", { scope: transition.scope, ...where, detail });

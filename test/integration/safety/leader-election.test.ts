@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
+import { FakeKubelet } from "../../harness/fake-kubelet.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
@@ -89,5 +90,55 @@ describe("leader election across two controller processes", () => {
     });
     // Far sooner than the 15 s lease: the released Lease is free at once (one 2 s retry period at most).
     expect(Date.now() - stoppedAt).to.be.below(5_000);
+  });
+
+  it("SIGKILL of the leader mid-wave: deletions across both stay within the pace plus one burst per minute", async function () {
+    this.timeout(240_000);
+    const PER_MINUTE = 20;
+    const BURST = 5;
+    const PODS = 40;
+    const { api, namespace, args: base } = await electingReplicas();
+    const kubelet = await FakeKubelet.start(controlPlane().kubeConfig(), namespace);
+    try {
+      const args = [
+        ...base,
+        "--lease-duration=4s",
+        "--renew-deadline=3s",
+        "--retry-period=1s",
+        `--max-deletions-per-minute=${PER_MINUTE}`,
+        `--deletion-burst=${BURST}`,
+      ];
+      replicas.push(await ControllerProcess.start({ args }), await ControllerProcess.start({ args }));
+      await waitFor("one leader", async () => {
+        const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
+        return flags.filter((flag) => flag === 1).length === 1;
+      });
+      const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
+      const leader = replicas[flags.indexOf(1)];
+      for (let i = 0; i < PODS; i++) await createPodInState(api, { namespace, name: `wave-${i}` });
+      const deletes = () =>
+        controllerDeletes(controlPlane().auditLogPath, namespace).filter((e) => e.responseStatus?.code === 200);
+      // Mid-wave: the burst and a few paced deletes are done.
+      await waitFor("the burst and more", () => deletes().length >= BURST + 2, { timeoutMs: 30_000 });
+      await leader?.stop("SIGKILL");
+      await waitFor("every pod deleted", () => deletes().length === PODS, { timeoutMs: 200_000 });
+
+      const times = deletes()
+        .map((e) => Date.parse(e.stageTimestamp))
+        .sort((a, b) => a - b);
+      // Any minute of the wave, across both leaders: at most the pace plus one burst (the audit log's clock).
+      for (const start of times) {
+        const inMinute = times.filter((at) => at >= start && at < start + 60_000).length;
+        expect(inMinute, `deletes in the minute from ${new Date(start).toISOString()}`).to.be.at.most(
+          PER_MINUTE + BURST,
+        );
+      }
+      const uids = controllerDeletes(controlPlane().auditLogPath, namespace).map((e) =>
+        String((e.requestObject?.preconditions as { uid?: string } | undefined)?.uid),
+      );
+      expect(new Set(uids).size).to.equal(uids.length);
+    } finally {
+      await kubelet.stop();
+    }
   });
 });
