@@ -1,0 +1,91 @@
+// The reflector's measure of life for /healthz: answers count (a list page, a watch's head, an error status),
+// dialling does not; a watch that answers its head and then goes silent is restarted as stalled. A scripted
+// transport at the seam; the real API server cases are in test/integration/controller/watch-faults.test.ts.
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "chai";
+import { FactsStore } from "../../../src/informer/facts-store.js";
+import { PodReflector } from "../../../src/informer/reflector.js";
+import { ApiError } from "../../../src/kube/api-error.js";
+import type { KubeTransport } from "../../../src/kube/transport.js";
+import type { WatchRestartReason } from "../../../src/observe/metrics.js";
+
+type WatchAnswer = "no-response" | "500" | "silent-head";
+
+/** Lists answer at once with nothing; every watch dial gets `answer`. Counts dials and when the list was answered. */
+function scriptedTransport(answer: WatchAnswer) {
+  const seen = { dials: 0, listedAt: 0 };
+  const transport = {
+    server: "https://scripted",
+    request: async () => {
+      seen.listedAt = performance.now();
+      return { status: 200, body: { items: [], metadata: { resourceVersion: "1" } } };
+    },
+    stream: async (_path: string, options: { signal?: AbortSignal }) => {
+      seen.dials++;
+      if (answer === "no-response") throw new ApiError("GET /pods: no response: ECONNREFUSED", { status: 0 });
+      if (answer === "500") throw new ApiError("GET /pods: 500", { status: 500 });
+      // A head, then not a byte, until the reflector gives up on it.
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) =>
+          options.signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true }),
+      });
+      return { status: 200, body };
+    },
+  };
+  return { transport: transport as unknown as KubeTransport, seen };
+}
+
+async function runFor(answer: WatchAnswer, ms: number) {
+  const { transport, seen } = scriptedTransport(answer);
+  const restarts: WatchRestartReason[] = [];
+  const reflector = new PodReflector<{ name: string }>({
+    transport,
+    path: "/api/v1/pods",
+    scope: { labelSelector: "", fieldSelector: "" },
+    store: new FactsStore<{ name: string }>(
+      (facts) => facts.name,
+      (a, b) => a.name === b.name,
+    ),
+    transform: () => undefined,
+    pageSize: 500,
+    watchTimeoutMs: 60_000,
+    stallTimeoutMs: 50,
+    backoff: { baseMs: 5, maxMs: 10, jitter: 0 },
+    observer: { change: () => {}, listed: () => {}, watchEvent: () => {}, watchRestart: (r) => restarts.push(r) },
+  });
+  const stop = new AbortController();
+  const running = reflector.run(stop.signal);
+  await sleep(ms);
+  const result = {
+    idleMs: reflector.idleMs,
+    sinceListMs: performance.now() - seen.listedAt,
+    dials: seen.dials,
+    restarts,
+  };
+  stop.abort();
+  await running;
+  return result;
+}
+
+describe("informer/PodReflector: what counts as hearing from the API server", () => {
+  it("dialling is not hearing: a server that answers no dial leaves the silence growing from the last list", async () => {
+    const run = await runFor("no-response", 300);
+    expect(run.dials).to.be.greaterThan(5);
+    expect(run.restarts.every((reason) => reason === "error")).to.equal(true);
+    // Nothing was heard since the list, however many dials there were.
+    expect(run.idleMs).to.be.at.least(run.sinceListMs - 20);
+  });
+
+  it("an error status is an answer: the server is there", async () => {
+    const run = await runFor("500", 300);
+    expect(run.dials).to.be.greaterThan(5);
+    expect(run.idleMs).to.be.below(run.sinceListMs - 100);
+  });
+
+  it("a watch that answers its head and then nothing is restarted as stalled; its head was heard", async () => {
+    const run = await runFor("silent-head", 300);
+    expect(run.restarts.filter((reason) => reason === "stalled").length).to.be.greaterThan(1);
+    expect(run.restarts.every((reason) => reason === "stalled")).to.equal(true);
+    expect(run.idleMs).to.be.below(run.sinceListMs - 100);
+  });
+});
