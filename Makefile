@@ -60,6 +60,22 @@ define apt_when_missing
     -o DPkg::Lock::Timeout=300 $(2) >/dev/null; }
 endef
 
+.PHONY: tools
+tools: ## Build (once, cached) helm and actionlint from the Go module proxy (versions pinned in tools/*/go.mod)
+	tools/build.sh helm >/dev/null
+	tools/build.sh actionlint >/dev/null
+
+.PHONY: manifests
+manifests: ## Regenerate manifests/ (kustomize) from the Helm chart charts/cni-repair
+	manifests/generate.sh
+
+# The chart as a .tgz for `helm push` (the release workflow) and `helm install` (the chart's install test).
+VERSION ?= $(shell node -p 'require("./package.json").version' 2>/dev/null)
+CHART_OUT ?= dist/chart
+.PHONY: chart-package
+chart-package: ## Lint (strict) and package the Helm chart as $(CHART_OUT)/cni-repair-$(VERSION).tgz
+	@charts/package.sh "$(VERSION)" "$(CHART_OUT)"
+
 # Debian's package (Prometheus 2.42 and promtool) for the monitoring test; installed only when either is missing.
 .PHONY: prometheus
 prometheus: ## Install prometheus and promtool (Debian package, via apt-get) when missing
@@ -114,11 +130,11 @@ test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane kwok prometheus podman image ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus podman image tools ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build lint controlplane kwok prometheus podman image ## Type-check, lint, unit and integration tests (installs everything first)
+test: build lint controlplane kwok prometheus podman image tools ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)

@@ -120,7 +120,9 @@ export function renderedPermissions(rendered: Rendered): string[] {
 
 /** Deletes what an earlier install left behind (the Namespace stays: without a namespace controller it would never go). */
 export async function uninstall(plane: ControlPlane): Promise<void> {
-  await kubectl(["delete", "clusterrole,clusterrolebinding", "-l", PART_OF, "--ignore-not-found"], { plane });
+  await kubectl(["delete", "clusterrole,clusterrolebinding,priorityclass", "-l", PART_OF, "--ignore-not-found"], {
+    plane,
+  });
   await kubectl(
     [
       "delete",
@@ -144,14 +146,26 @@ export type Installed = {
   readonly token: string;
 };
 
+/** The namespace every overlay installs into, applied once on its own (manifests/namespace), as the docs say. */
+export async function applyNamespace(plane: ControlPlane): Promise<void> {
+  await kubectl(
+    ["apply", "--server-side", "--field-manager=cni-repair-tests", "-k", join(manifestsDir(), "namespace")],
+    {
+      plane,
+    },
+  );
+}
+
 /**
- * Replaces any earlier install with this overlay, as `kubectl apply --server-side` of its rendering, and waits until
+ * Replaces any earlier install with this overlay, as `kubectl apply --server-side` of its rendering (after the
+ * namespace, applied on its own), and waits until
  * the authorizer grants the ServiceAccount exactly what the rendered RBAC says on top of what every authenticated
  * identity may do (the authorizer reads RBAC through an informer, so grants and revocations take a moment).
  */
 export async function installOverlay(plane: ControlPlane, overlay: Overlay): Promise<Installed> {
   const rendered = await renderOverlay(overlay);
   await uninstall(plane);
+  await applyNamespace(plane);
   const report = await kubectl(
     ["apply", "--server-side", "--validate=strict", "--field-manager=cni-repair-tests", "-f", "-"],
     {

@@ -10,6 +10,7 @@ import type {
   V1Service,
 } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { repositoryFile } from "../../harness/binaries.js";
 import {
   controllerContainer,
   manifestsDir,
@@ -25,8 +26,8 @@ import {
 const SHARED = [
   "ClusterRole/cni-repair-watch-pods",
   "ClusterRoleBinding/cni-repair-watch-pods",
-  "Namespace/cni-repair",
   "NetworkPolicy/cni-repair",
+  "PriorityClass/cni-repair-critical",
   "Service/cni-repair-metrics",
   "ServiceAccount/cni-repair",
 ];
@@ -69,7 +70,7 @@ describe("manifests: rendered overlays", () => {
       expect(objects.map((object) => `${object.kind}/${object.metadata?.name}`).sort()).to.deep.equal(
         [...OBJECTS[overlay]].sort(),
       );
-      const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
+      const clusterScoped = new Set(["PriorityClass", "ClusterRole", "ClusterRoleBinding"]);
       for (const object of objects) {
         expect(object.metadata?.namespace, `${object.kind}/${object.metadata?.name}`).to.equal(
           clusterScoped.has(object.kind ?? "") ? undefined : "cni-repair",
@@ -153,22 +154,18 @@ describe("manifests: rendered overlays", () => {
     });
   }
 
-  it("every overlay runs the image set in one place, base/kustomization.yaml", () => {
-    const base = readFileSync(join(manifestsDir(), "base", "kustomization.yaml"), "utf8");
-    const newName = /^\s+newName: (\S+)$/m.exec(base)?.[1];
-    const newTag = /^\s+newTag: (\S+)$/m.exec(base)?.[1];
+  it("every overlay runs the image of the chart's values and appVersion, and names no other", () => {
+    const values = readFileSync(repositoryFile("charts/cni-repair/values.yaml"), "utf8");
+    const repository = /^ {2}repository: (\S+)$/m.exec(values)?.[1];
+    const appVersion = /^appVersion: "([^"]+)"$/m.exec(
+      readFileSync(repositoryFile("charts/cni-repair/Chart.yaml"), "utf8"),
+    )?.[1];
     for (const overlay of OVERLAYS) {
-      expect(controllerContainer(render(overlay)).image, overlay).to.equal(`${newName}:${newTag}`);
+      expect(controllerContainer(render(overlay)).image, overlay).to.equal(`${repository}:${appVersion}`);
     }
-    const mentions = yamlFiles(manifestsDir())
-      .filter((file) => !file.includes(`${join("manifests", "monitoring")}`))
-      .filter((file) => /^\s*(image|newName|newTag):/m.test(readFileSync(file, "utf8")));
-    expect(mentions.map((file) => file.slice(manifestsDir().length + 1))).to.deep.equal([
-      "base/controller-pod.yaml",
-      "base/kustomization.yaml",
-    ]);
-    expect(readFileSync(join(manifestsDir(), "base", "controller-pod.yaml"), "utf8")).to.match(
-      /^\s+image: cni-repair$/m,
+    const mentions = yamlFiles(manifestsDir()).filter((file) => /^\s*image:/m.test(readFileSync(file, "utf8")));
+    expect(mentions.map((file) => file.slice(manifestsDir().length + 1))).to.deep.equal(
+      OVERLAYS.map((overlay) => `overlays/${overlay}/cni-repair.yaml`).sort(),
     );
   });
 

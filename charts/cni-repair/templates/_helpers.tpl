@@ -1,0 +1,127 @@
+{{/* The release's full name: the release name, or "<release>-cni-repair" when it does not say cni-repair. */}}
+{{- define "cni-repair.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "cni-repair.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "cni-repair.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name: the ServiceAccount to run as, when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Deployment modes elect a leader; per-node runs one controller per node. */}}
+{{- define "cni-repair.isDaemonSet" -}}
+{{- if eq .Values.mode "per-node" }}true{{ end -}}
+{{- end -}}
+
+{{- define "cni-repair.component" -}}
+{{- if include "cni-repair.isDaemonSet" . }}per-node{{ else }}cluster{{ end -}}
+{{- end -}}
+
+{{- define "cni-repair.elects" -}}
+{{- if and (not (include "cni-repair.isDaemonSet" .)) .Values.leaderElection.enabled }}true{{ end -}}
+{{- end -}}
+
+{{/* The controller's --mode for each chart mode. */}}
+{{- define "cni-repair.controllerMode" -}}
+{{- get (dict "cluster" "delete" "per-node" "delete" "label-only" "label" "dry-run" "report") .Values.mode -}}
+{{- end -}}
+
+{{/* Pod permissions per mode: delete (the repair, and the dry-run delete of a report) and label (label mode, bare pods). */}}
+{{- define "cni-repair.deletesPods" -}}
+{{- if has .Values.mode (list "cluster" "per-node" "dry-run") }}true{{ end -}}
+{{- end -}}
+
+{{- define "cni-repair.labelsPods" -}}
+{{- if has .Values.mode (list "cluster" "per-node" "label-only") }}true{{ end -}}
+{{- end -}}
+
+{{- define "cni-repair.watchesNamespaces" -}}
+{{- if has "istio-ambient" .Values.presets }}true{{ end -}}
+{{- end -}}
+
+{{- define "cni-repair.leaseName" -}}
+{{- default (include "cni-repair.fullname" .) .Values.leaderElection.id -}}
+{{- end -}}
+
+{{- define "cni-repair.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* On every object: what an uninstall or a kustomize user selects by. */}}
+{{- define "cni-repair.labels" -}}
+{{ include "cni-repair.selectorLabels" . }}
+app.kubernetes.io/part-of: cni-repair
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "cni-repair.workloadSelectorLabels" -}}
+{{ include "cni-repair.selectorLabels" . }}
+app.kubernetes.io/component: {{ include "cni-repair.component" . }}
+{{- end -}}
+
+{{- define "cni-repair.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}:{{ $tag }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ $tag }}
+{{- end -}}
+{{- end -}}
+
+{{/* One RBAC role bound cluster-wide to the controller: a ClusterRole and its ClusterRoleBinding. */}}
+{{- define "cni-repair.clusterRole" -}}
+{{- $ctx := index . 0 -}}
+{{- $suffix := index . 1 -}}
+{{- $rules := index . 2 -}}
+{{- $name := printf "%s-%s" (include "cni-repair.fullname" $ctx) $suffix -}}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "cni-repair.labels" $ctx | nindent 4 }}
+rules:
+  {{- $rules | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "cni-repair.labels" $ctx | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "cni-repair.serviceAccountName" $ctx }}
+    namespace: {{ $ctx.Release.Namespace }}
+{{- end -}}
+
+{{/* "- --flag=value" for a value that is set: null, "" and [] leave the controller's default. Lists join with commas. */}}
+{{- define "cni-repair.flag" -}}
+{{- $name := index . 0 -}}
+{{- $value := index . 1 -}}
+{{- $text := "" -}}
+{{- if kindIs "slice" $value -}}
+{{- $text = join "," $value -}}
+{{- else if kindIs "float64" $value -}}
+{{- $text = printf "%d" (int64 $value) -}}
+{{- else if not (kindIs "invalid" $value) -}}
+{{- $text = toString $value -}}
+{{- end -}}
+{{- if ne $text "" }}
+- {{ printf "--%s=%s" $name $text | toJson }}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,152 @@
+// What each mode's controller must do with nothing but the permissions its install grants, run "in-cluster" with a
+// TokenRequest token of its ServiceAccount and the args and env of its workload (plus a namespace field selector and
+// a free port, for the test). Shared by the kustomize overlay tests and the Helm chart's upgrade test.
+import { CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { podRequests } from "./audit-log.js";
+import { createPodInState, repairEvents } from "./broken-pods.js";
+import { createCniAgent } from "./cni-agents.js";
+import type { ControlPlane } from "./control-plane.js";
+import { ControllerProcess } from "./controller-process.js";
+import { INSTALL, type Overlay, podCommand } from "./overlays.js";
+import { inClusterAs } from "./service-account-files.js";
+import { waitFor } from "./wait.js";
+
+const LABEL = "cni.istio.io/uninitialized";
+
+export type InClusterRun = { readonly controller: ControllerProcess; cleanup(): void };
+
+/**
+ * Starts the controller as a pod of the workload would run on the node: the container's args and env (downward API
+ * resolved), the ServiceAccount's token, CA and namespace file. Checks who it is and that its self-check passed.
+ */
+export async function startInCluster(
+  plane: ControlPlane,
+  container: V1Container,
+  placement: { nodeName: string; podName: string },
+  watchNamespace: string,
+): Promise<InClusterRun> {
+  const { args, env } = podCommand(container, { namespace: INSTALL.namespace, ...placement });
+  const identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount);
+  const controller = await ControllerProcess.start({
+    args: [...args, `--field-selector=metadata.namespace=${watchNamespace}`, "--http-port=0"],
+    env: { ...env, ...identity.env },
+  }).catch((error: unknown) => {
+    identity.cleanup();
+    throw error;
+  });
+  const run = { controller, cleanup: () => identity.cleanup() };
+  expect(controller.logsWith("connected")[0]?.identity).to.equal(
+    `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
+  );
+  // The startup self-check (SelfSubjectAccessReviews) found every permission the mode needs.
+  expect(controller.logsWith("permissions checked")).to.have.length(1);
+  return run;
+}
+
+/** A test namespace's broken pods and the controller started for one mode on one node. */
+export type ScenarioContext = {
+  readonly plane: ControlPlane;
+  readonly namespace: string;
+  /** Starts the mode's controller as its pod on this node, named so the Lease shows it. */
+  start(nodeName: string, podName: string): Promise<ControllerProcess>;
+};
+
+/** The mode's job: cluster deletes and labels bare pods; label-only labels; dry-run reports; per-node its node only. */
+export async function runModeScenario(mode: Overlay, context: ScenarioContext): Promise<void> {
+  const { plane, namespace } = context;
+  const api = plane.kubeConfig().makeApiClient(CoreV1Api);
+  const podName = `cni-repair-${mode}-0`;
+  /** Node names of this test only: other tests' CNI agents (Ready or not) live on other nodes. */
+  const node = (suffix: string) => `${namespace}-${suffix}`;
+  /** The Istio CNI agent on the node, Ready for an hour: the readiness gate lets repairs there through. */
+  const readyAgent = async (nodeName: string) =>
+    await createCniAgent(api, { namespace, mesh: "istio", nodeName, readySince: new Date(Date.now() - 3_600_000) });
+  const labelOf = async (name: string) => (await api.readNamespacedPod({ namespace, name })).metadata?.labels?.[LABEL];
+  const controllerRequests = (verb: string) =>
+    podRequests(plane.auditLogPath, namespace).filter(
+      (event) => event.verb === verb && (event.userAgent ?? "").startsWith("cni-repair/"),
+    );
+  /** Leases in the controller's namespace, as "name:holder" (holder "" when free). */
+  const leases = async () => {
+    const coordination = plane.kubeConfig().makeApiClient(CoordinationV1Api);
+    const list = await coordination.listNamespacedLease({ namespace: INSTALL.namespace });
+    return list.items.map((lease) => `${lease.metadata?.name}:${lease.spec?.holderIdentity ?? ""}`);
+  };
+  /** The elector's identity is the pod name from the downward API (POD_NAME) plus a random suffix. */
+  const waitForLeader = async () =>
+    await waitFor(
+      "the lease",
+      async () => (await leases()).some((lease) => lease.startsWith(`cni-repair:${podName}_`)),
+      { timeoutMs: 20_000 },
+    );
+  /** Requests the API server refused with 403: what the permissions did not cover. */
+  const forbidden = async (running: ControllerProcess) => {
+    const { body } = await running.get("/metrics");
+    return body
+      .split("\n")
+      .filter(
+        (line) => line.startsWith("cni_repair_api_requests_total{") && /code="403"/.test(line) && !line.endsWith(" 0"),
+      );
+  };
+
+  await readyAgent(node("a"));
+  if (mode === "per-node") await readyAgent(node("b"));
+  const running = await context.start(node("a"), podName);
+  if (mode !== "per-node") await waitForLeader();
+
+  switch (mode) {
+    case "cluster": {
+      await createPodInState(api, { namespace, name: "broken", nodeName: node("a") });
+      await createPodInState(api, { namespace, name: "bare", nodeName: node("a"), bare: true });
+      await waitFor("the delete", () => controllerRequests("delete").length === 1, { timeoutMs: 20_000 });
+      const [deleted] = controllerRequests("delete");
+      expect(deleted?.objectRef?.name).to.equal("broken");
+      expect(deleted?.responseStatus?.code).to.equal(200);
+      await waitFor("the bare pod's label", async () => (await labelOf("bare")) === "true");
+      await waitFor("the Events", async () =>
+        (await repairEvents(plane, namespace)).includes("broken:BrokenPodDeleted"),
+      );
+      expect(controllerRequests("delete").map((event) => event.objectRef?.name)).to.deep.equal(["broken"]);
+      break;
+    }
+    case "label-only": {
+      await createPodInState(api, { namespace, name: "broken", nodeName: node("a") });
+      await waitFor("the label", async () => (await labelOf("broken")) === "true", { timeoutMs: 20_000 });
+      const [patch] = controllerRequests("patch");
+      expect(patch?.objectRef).to.include({ name: "broken", subresource: "status" });
+      expect(controllerRequests("delete")).to.deep.equal([]);
+      const pod = await api.readNamespacedPod({ namespace, name: "broken" });
+      expect(pod.metadata?.deletionTimestamp).to.equal(undefined);
+      break;
+    }
+    case "dry-run": {
+      await createPodInState(api, { namespace, name: "broken", nodeName: node("a") });
+      await waitFor(
+        "the dry-run report",
+        async () =>
+          (await running.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })) === 1,
+        { timeoutMs: 20_000 },
+      );
+      const [request] = controllerRequests("delete");
+      expect(request?.responseStatus?.code).to.equal(200);
+      expect(request?.requestObject).to.deep.include({ dryRun: ["All"] });
+      const pod = await api.readNamespacedPod({ namespace, name: "broken" });
+      expect(pod.metadata?.deletionTimestamp).to.equal(undefined);
+      expect(pod.metadata?.labels?.[LABEL]).to.equal(undefined);
+      break;
+    }
+    case "per-node": {
+      await createPodInState(api, { namespace, name: "broken-here", nodeName: node("a") });
+      await createPodInState(api, { namespace, name: "broken-elsewhere", nodeName: node("b") });
+      await waitFor("the delete", () => controllerRequests("delete").length === 1, { timeoutMs: 20_000 });
+      expect(controllerRequests("delete")[0]?.objectRef?.name).to.equal("broken-here");
+      // Only its node's pods (the agent and broken-here) are listed and watched: the other node's never arrive.
+      expect(await running.metric("cni_repair_cache_pods")).to.equal(2);
+      expect((await leases()).filter((lease) => lease.includes(podName))).to.deep.equal([]);
+      expect(controllerRequests("delete").map((event) => event.objectRef?.name)).to.deep.equal(["broken-here"]);
+      break;
+    }
+  }
+  expect(await forbidden(running)).to.deep.equal([]);
+}
