@@ -14,7 +14,11 @@ import { waitFor } from "./wait.js";
 
 const LABEL = "cni.istio.io/uninitialized";
 
-export type InClusterRun = { readonly controller: ControllerProcess; cleanup(): void };
+export type InClusterRun = {
+  readonly controller: ControllerProcess;
+  /** Stops the controller (SIGTERM) and removes its service-account files; its exit code. */
+  stop(): Promise<number | null>;
+};
 
 /**
  * Starts the controller as a pod of the workload would run on the node: the container's args and env (downward API
@@ -35,7 +39,16 @@ export async function startInCluster(
     identity.cleanup();
     throw error;
   });
-  const run = { controller, cleanup: () => identity.cleanup() };
+  const run = {
+    controller,
+    stop: async () => {
+      try {
+        return await controller.stop();
+      } finally {
+        identity.cleanup();
+      }
+    },
+  };
   expect(controller.logsWith("connected")[0]?.identity).to.equal(
     `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
   );

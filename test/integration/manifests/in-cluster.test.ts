@@ -20,8 +20,7 @@ describe("manifests: each overlay's controller in-cluster, with only its own per
 
   afterEach(async function () {
     if (this.currentTest?.state === "failed") console.log(run?.controller.output());
-    if (run) expect(await run.controller.stop()).to.equal(0);
-    run?.cleanup();
+    if (run) expect(await run.stop()).to.equal(0);
     run = undefined;
   });
 
