@@ -69,13 +69,6 @@ tools: ## Build (once, cached) helm and actionlint from the Go module proxy (ver
 manifests: ## Regenerate manifests/ (kustomize) from the Helm chart charts/cni-repair
 	manifests/generate.sh
 
-# The chart as a .tgz for `helm push` (the release workflow) and `helm install` (the chart's install test).
-VERSION ?= $(shell node -p 'require("./package.json").version' 2>/dev/null)
-CHART_OUT ?= dist/chart
-.PHONY: chart-package
-chart-package: ## Lint (strict) and package the Helm chart as $(CHART_OUT)/cni-repair-$(VERSION).tgz
-	@charts/package.sh "$(VERSION)" "$(CHART_OUT)"
-
 # Debian's package (Prometheus 2.42 and promtool) for the monitoring test; installed only when either is missing.
 .PHONY: prometheus
 prometheus: ## Install prometheus and promtool (Debian package, via apt-get) when missing
@@ -107,6 +100,13 @@ image: build ## OCI image index (linux/amd64+arm64) and SBOMs into dist/image/ (
 .PHONY: image-pins
 image-pins: deps ## Pin the image's Debian packages and Node binaries to today's versions (image/inputs.lock)
 	image/pin-inputs.sh $(NODE_VERSION)
+
+# The chart as a .tgz for `helm push` (the release workflow) and `helm install` (the chart's install test), with
+# the same VERSION as the image.
+CHART_OUT ?= dist/chart
+.PHONY: chart-package
+chart-package: ## Lint (strict) and package the Helm chart as $(CHART_OUT)/cni-repair-$(VERSION).tgz
+	@charts/package.sh "$(VERSION)" "$(CHART_OUT)"
 
 .PHONY: build
 build: deps ## Compile TypeScript (src, test, bench) into dist/

@@ -36,6 +36,7 @@
   (list "delete-bare-pods" (ternary "true" "" $v.limits.deleteBarePods))
   (list "max-broken-fraction" $v.limits.maxBrokenFraction)
   (list "storm-min-broken" $v.limits.stormMinBroken)
+  (list "storm-window" $v.limits.stormWindow)
   (list "loop-backoff" $v.limits.loopBackoff)
   (list "loop-backoff-max" $v.limits.loopBackoffMax)
   (list "workers" $v.limits.workers)

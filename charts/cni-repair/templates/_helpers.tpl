@@ -116,7 +116,8 @@ subjects:
 {{- $text := "" -}}
 {{- if kindIs "slice" $value -}}
 {{- $text = join "," $value -}}
-{{- else if kindIs "float64" $value -}}
+{{- else if and (kindIs "float64" $value) (eq $value (float64 (int64 $value))) -}}
+{{- /* YAML numbers arrive as floats: whole ones print as integers, not 1e+06. */ -}}
 {{- $text = printf "%d" (int64 $value) -}}
 {{- else if not (kindIs "invalid" $value) -}}
 {{- $text = toString $value -}}

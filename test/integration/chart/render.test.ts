@@ -4,6 +4,7 @@
 import type { V1Deployment, V1PodSpec, V1PriorityClass } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
+import { envVarName, flagNames } from "../../../src/config/flags.js";
 import { chartDir, helm, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import {
   controllerContainer,
@@ -40,12 +41,13 @@ describe("chart: helm lint, schema and template", function () {
     expect(message).to.match(/cluster.*per-node.*label-only.*dry-run/);
   });
 
-  it("values.schema.json refuses wrong types, unknown presets and misspelled keys", async () => {
+  it("values.schema.json refuses wrong types, unknown presets, misspelled keys and values out of range", async () => {
     expect(await refusal({ replicaCount: "two" })).to.match(/replicaCount/);
     expect(await refusal({ "limits.deleteBarePods": "sometimes" })).to.match(/deleteBarePods/);
     expect(await refusal({ presets: "{istio,cilium}" })).to.match(/presets/);
     expect(await refusal({ "image.digest": "latest" })).to.match(/digest/);
     expect(await refusal({ modee: "cluster" })).to.match(/modee/);
+    expect(await refusal({ "limits.maxBrokenFraction": "1.5" })).to.match(/maxBrokenFraction/);
   });
 
   it("refuses replicas without leader election: they would all act", async () => {
@@ -121,6 +123,7 @@ describe("chart: helm lint, schema and template", function () {
       "limits.deleteBarePods": "true",
       "limits.maxBrokenFraction": "0.25",
       "limits.stormMinBroken": "7",
+      "limits.stormWindow": "5m",
       "limits.loopBackoff": "2m",
       "limits.loopBackoffMax": "1h",
       "limits.workers": "8",
@@ -163,7 +166,7 @@ describe("chart: helm lint, schema and template", function () {
       inflightPerNamespace: 5,
     });
     expect(config.deleteBarePods).to.equal(true);
-    expect(config.storm).to.deep.equal({ maxBrokenFraction: 0.25, minBroken: 7 });
+    expect(config.storm).to.deep.equal({ maxBrokenFraction: 0.25, minBroken: 7, windowMs: 300_000 });
     expect(config.loopBackoff).to.deep.equal({ baseMs: 120_000, maxMs: 3_600_000 });
     expect([config.workers, config.maxRetries, config.listPageSize]).to.deep.equal([8, 9, 250]);
     expect(config.cniAgentGate).to.deep.equal({ minReadyMs: 30_000, selector: "app=cni", namespace: "kube-system" });
@@ -186,6 +189,80 @@ describe("chart: helm lint, schema and template", function () {
       "list core/namespaces",
       "watch core/namespaces",
     ]);
+  });
+
+  it("every controller flag has a value, is set by the chart itself, or is deliberately left to extraArgs", async () => {
+    const rendered = await renderChart("cluster", {
+      presets: "{istio-ambient}",
+      "customRule.initContainer": "x",
+      "customRule.exitCodes": "{1}",
+      "customRule.terminationMessage": "m",
+      "customRule.requireAnnotation": "a",
+      "customRule.requireLabel": "l",
+      "customRule.name": "n",
+      "brokenPodLabel.key": "k",
+      "brokenPodLabel.value": "v",
+      "scope.namespaces": "{a}",
+      "scope.excludeNamespaces": "{b}",
+      "scope.labelSelector": "c",
+      "scope.fieldSelector": "d=e",
+      ...Object.fromEntries(
+        [
+          "maxDeletionsPerMinute",
+          "deletionBurst",
+          "maxInflightDeletionsPerNode",
+          "maxInflightDeletionsPerNamespace",
+          "stormMinBroken",
+          "workers",
+          "maxRetries",
+        ].map((key) => [`limits.${key}`, "1"]),
+      ),
+      "limits.deleteBarePods": "true",
+      "limits.maxBrokenFraction": "1",
+      ...Object.fromEntries(["stormWindow", "loopBackoff", "loopBackoffMax"].map((key) => [`limits.${key}`, "1m"])),
+      "cniAgent.gate": "on",
+      "cniAgent.minReady": "1s",
+      "cniAgent.selector": "s",
+      "cniAgent.namespace": "n",
+      "ambient.action": "report",
+      "ambient.enrollGrace": "1s",
+      "ambient.excludedNamespaces": "{a}",
+      "ambient.podSelector": "a=b",
+      "ambient.namespaceSelector": "a=b",
+      "ambient.optOut": "a=b",
+      "ambient.ztunnelSelector": "s",
+      "ambient.ztunnelNamespace": "n",
+      "leaderElection.leaseDuration": "1s",
+      "leaderElection.renewDeadline": "1s",
+      "leaderElection.retryPeriod": "1s",
+      logLevel: "info",
+    });
+    const { args, env } = podCommand(controllerContainer(rendered), PLACEMENT);
+    const fromArgs = args.map((arg) => /^--([a-z-]+)=/.exec(arg)?.[1] ?? arg);
+    const fromEnv = flagNames.filter((name) => {
+      const variable = envVarName(name);
+      return variable !== undefined && env[variable] !== undefined;
+    });
+    // Per-node sets --node-name through the downward API.
+    const chartSets = new Set([...fromArgs, ...fromEnv, "node-name"]);
+    // Out-of-cluster, scan-only or tuning flags: extraArgs passes them.
+    const leftToExtraArgs = [
+      "kubeconfig",
+      "context",
+      "output",
+      "repair",
+      "help",
+      "version",
+      "http-address",
+      "retry-base-delay",
+      "retry-max-delay",
+      "resync-period",
+      "list-page-size",
+      "watch-timeout",
+      "watch-stall-timeout",
+    ];
+    const unmapped = flagNames.filter((name) => !chartSets.has(name) && !leftToExtraArgs.includes(name));
+    expect(unmapped, "flags with no chart value: add one (values.yaml, schema, _args.tpl)").to.deep.equal([]);
   });
 
   it("leaves the controller's defaults alone where values are empty, with an explicit preset list", async () => {
