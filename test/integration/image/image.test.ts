@@ -10,6 +10,7 @@ import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
+import { pinnedInputs, productionNpmPackages } from "../../harness/image-inputs.js";
 import { kubeletRunFlags } from "../../harness/kubelet-run-flags.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { OciLayout } from "../../harness/oci-layout.js";
@@ -28,6 +29,11 @@ import { waitFor } from "../../harness/wait.js";
 
 const SERVICE_ACCOUNT_DIR = "var/run/secrets/kubernetes.io/serviceaccount";
 const POD_NAME = "cni-repair-image-0";
+/** Where each architecture's Node binary finds its dynamic loader and glibc (none of it can run here but amd64). */
+const LIBRARIES: Record<string, string[]> = {
+  amd64: ["lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6", "usr/lib/x86_64-linux-gnu/libstdc++.so.6"],
+  arm64: ["lib/ld-linux-aarch64.so.1", "lib/aarch64-linux-gnu/libc.so.6", "usr/lib/aarch64-linux-gnu/libstdc++.so.6"],
+};
 /** Programs a shell or a package manager would bring; the image must have none of them. */
 const FORBIDDEN = /(^|\/)(sh|bash|dash|ash|busybox|dpkg|apt|apt-get|rpm|yum|apk|npm|npx|corepack)$/;
 
@@ -55,7 +61,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
     );
     for (const architecture of ["amd64", "arm64"]) {
       const files = await layout.files(architecture);
-      expect(files, architecture).to.include("usr/local/bin/node");
+      expect(files, architecture).to.include.members(["usr/local/bin/node", ...(LIBRARIES[architecture] ?? [])]);
       expect(
         files.filter((file) => /^(usr\/(local\/)?)?s?bin\/./.test(file)),
         architecture,
@@ -68,6 +74,27 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
     const shell = await podman.run("run", "--rm", "--pull=never", "--network=host", "--entrypoint=/bin/sh", imageId);
     expect(shell.code).to.not.equal(0);
     expect(shell.stderr).to.match(/no such file or directory/i);
+  });
+
+  it("has an SPDX SBOM per architecture listing Node, every pinned Debian package and every production npm package", () => {
+    for (const architecture of ["amd64", "arm64"]) {
+      const sbom = JSON.parse(readFileSync(join(layout.dir, "..", `sbom-linux-${architecture}.spdx.json`), "utf8")) as {
+        spdxVersion: string;
+        packages: { name: string; versionInfo?: string }[];
+      };
+      expect(sbom.spdxVersion).to.match(/^SPDX-2\./);
+      const listed = new Set(sbom.packages.map((entry) => `${entry.name}@${entry.versionInfo}`));
+      const expected = [
+        ...pinnedInputs("node", architecture).map((node) => ({ name: "node", version: node.version })),
+        ...pinnedInputs("deb", architecture),
+        ...productionNpmPackages(),
+      ].map((entry) => `${entry.name}@${entry.version}`);
+      expect(expected.length, architecture).to.be.above(100);
+      expect(
+        expected.filter((entry) => !listed.has(entry)),
+        architecture,
+      ).to.deep.equal([]);
+    }
   });
 
   describe("in-cluster with the cluster overlay's pod spec and permissions", () => {
