@@ -62,7 +62,8 @@ for binary in "${all_binaries[@]}"; do
   [[ -x "$target/$binary" || " ${to_build[*]} " == *" $binary "* ]] || not_built+=("$binary")
 done
 echo "building ${to_build[*]} (Kubernetes $k8s_version, etcd $etcd_version) into $target" >&2
-echo "  first time only; about 3-10 minutes per binary on 2 cores${not_built[*]:+; not needed now, so not built: ${not_built[*]}}" >&2
+echo "  first time only (kube-apiserver is the long one: 40 min on 2 busy cores with Go's build cache empty)" >&2
+[[ ${#not_built[@]} -eq 0 ]] || echo "  not needed now, so not built: ${not_built[*]}" >&2
 
 version_flags="-X k8s.io/component-base/version.gitVersion=$k8s_version"
 version_flags+=" -X k8s.io/component-base/version.gitMajor=$(echo "$k8s_version" | cut -d. -f1 | tr -d v)"

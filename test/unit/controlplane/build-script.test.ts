@@ -21,7 +21,9 @@ printf '#!/bin/sh\\n' > "$out"
 chmod +x "$out"
 `;
 
-describe("test/controlplane/build.sh", () => {
+describe("test/controlplane/build.sh", function () {
+  // Each case starts bash a few times; on a loaded shared machine that alone can take seconds.
+  this.timeout(60_000);
   let dir = "";
   let goLog = "";
 

@@ -6,7 +6,9 @@ import { brokenLinks, DOCUMENTATION } from "../../docs/markdown-links.js";
 import { repositoryFile } from "../../harness/binaries.js";
 import { ownedTempDir } from "../../harness/owned-dirs.js";
 
-describe("links in README.md and docs/", () => {
+describe("links in README.md and docs/", function () {
+  // Parses every Markdown file of the repository's documentation: seconds on a loaded machine.
+  this.timeout(60_000);
   it("all resolve, headings included", async () => {
     const root = dirname(repositoryFile("package.json"));
     expect(await brokenLinks(root, DOCUMENTATION)).to.deep.equal([]);
