@@ -61,9 +61,10 @@ define apt_when_missing
 endef
 
 .PHONY: tools
-tools: ## Build (once, cached) helm and actionlint from the Go module proxy (versions pinned in tools/*/go.mod)
+tools: ## Build (once, cached) helm and actionlint from the Go module proxy (tools/*/go.mod); shellcheck from Debian
 	tools/build.sh helm >/dev/null
 	tools/build.sh actionlint >/dev/null
+	$(call apt_when_missing,shellcheck,shellcheck)
 
 .PHONY: manifests
 manifests: ## Regenerate manifests/ (kustomize) from the Helm chart charts/cni-repair

@@ -31,10 +31,18 @@ describe("release workflow", function () {
   /** "make <target>" at the start of any line of a run step. */
   const makeTargets = runs.flatMap((run) => [...run.matchAll(/^\s*make (\S+)/gm)].map((match) => match[1] ?? ""));
 
-  it("actionlint finds nothing in any workflow", async () => {
+  it("actionlint (with shellcheck) finds nothing in any workflow", async () => {
     const files = readdirSync(workflowsDir).filter((name) => /\.ya?ml$/.test(name));
     expect(files).to.include("release.yml");
-    const result = await runToEnd(actionlint(), ["-no-color", "-oneline", ...files.map((f) => join(workflowsDir, f))]);
+    // With shellcheck (make tools installs it), actionlint also checks every run: script.
+    const shellcheck = execFileSync("sh", ["-c", "command -v shellcheck || true"], { encoding: "utf8" }).trim();
+    expect(shellcheck, "shellcheck on PATH (make tools)").to.not.equal("");
+    const result = await runToEnd(actionlint(), [
+      "-no-color",
+      "-oneline",
+      `-shellcheck=${shellcheck}`,
+      ...files.map((file) => join(workflowsDir, file)),
+    ]);
     expect(`${result.stdout}${result.stderr}`).to.equal("");
     expect(result.code).to.equal(0);
   });
@@ -46,7 +54,8 @@ describe("release workflow", function () {
     const publish = (workflow.jobs.publish?.steps ?? []).map((step) => step.run ?? step.uses ?? "").join("\n");
     expect(publish).to.match(/sigstore\/cosign-installer@[0-9a-f]{40}/);
     expect(publish).to.match(/cosign sign --yes "\$IMAGE@\$DIGEST"/);
-    expect(publish).to.match(/cosign attest --yes --type spdxjson/);
+    expect(publish).to.match(/cosign attest --yes --type spdxjson --predicate "\$sbom" "\$IMAGE@\$DIGEST"/);
+    expect(publish).to.match(/make image VERSION="\$VERSION" IMAGE_PUSH="\$IMAGE:\$VERSION"/);
     expect(publish).to.match(/"\$helm" push "dist\/chart\/cni-repair-\$VERSION\.tgz" "\$CHARTS"/);
     // Third-party actions are pinned by commit.
     const uses = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((step) => step.uses ?? []));
