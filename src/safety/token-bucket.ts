@@ -14,7 +14,7 @@ export class TokenBucket {
   /** Pod key → the start of its reserved slot. */
   readonly #reservations = new Map<string, number>();
   /** Pod key → the cell its last token came from, until the delete settles (kept or refunded). */
-  readonly #spent = new Map<string, number>();
+  readonly #spent = new Map<string, { readonly cell: number; readonly refundableUntil: number }>();
 
   readonly #options: { ratePerMinute: number; burst: number; clock?: Clock };
 
@@ -70,15 +70,18 @@ export class TokenBucket {
   /**
    * The key's delete did not happen (404, 409): its cell is given back as if it had never been taken. Every
    * reservation after that cell moves one interval earlier; returns those keys with their new waits, so their
-   * holders can be woken sooner. The schedule is the one without the refunded take, as long as the bucket did not
-   * fill up completely between the take and the refund (a DELETE's round trip is far shorter than an interval).
+   * holders can be woken sooner: the schedule becomes exactly the one without the refunded take. That holds only
+   * while the bucket has not filled up since the take (its cell still weighs on the schedule): later, the refill
+   * has already given the token back, and refunding again would let a burst through twice. A DELETE's round trip
+   * is far shorter than that.
    */
   refund(key: string): Map<string, number> {
     const moved = new Map<string, number>();
-    const cell = this.#spent.get(key);
+    const spent = this.#spent.get(key);
     this.#spent.delete(key);
-    if (cell === undefined || this.unlimited) return moved;
     const now = this.#clock.now();
+    if (spent === undefined || this.unlimited || now >= spent.refundableUntil) return moved;
+    const { cell } = spent;
     for (const [waiting, slot] of this.#reservations) {
       if (slot <= cell) continue;
       const earlier = slot - this.#intervalMs;
@@ -109,7 +112,8 @@ export class TokenBucket {
   }
 
   #spend(key: string, cell: number): 0 {
-    this.#spent.set(key, cell);
+    // Right after the take that spent `cell`, the bucket is full again at cell + burst × interval at the earliest.
+    this.#spent.set(key, { cell, refundableUntil: cell + this.#burst * this.#intervalMs });
     // Deletes that never settle (a crash between take and settle cannot happen here, but a caller may forget):
     // keep the map bounded rather than grow with every delete.
     if (this.#spent.size > 10_000) this.#spent.delete(this.#spent.keys().next().value as string);

@@ -249,6 +249,38 @@ describe("safety/token-bucket", () => {
       );
     });
 
+    it("holds for the deletes that happened when skipped ones give their token back (property)", () => {
+      type RefundOp = Op | { kind: "refund"; key: string };
+      const withRefunds: fc.Arbitrary<RefundOp> = fc.oneof(
+        { weight: 4, arbitrary: opArb },
+        { weight: 1, arbitrary: fc.record({ kind: fc.constant("refund" as const), key: keyArb }) },
+      );
+      fc.assert(
+        fc.property(configArb, fc.array(withRefunds, { maxLength: 40 }), ({ burst, ratePerMinute }, ops) => {
+          const { clock, tokens } = bucket(burst, ratePerMinute);
+          const deletes: (number | undefined)[] = [];
+          const lastGrant = new Map<string, number>();
+          for (const op of ops) {
+            if (op.kind === "take") {
+              if (tokens.take(op.key) === 0) lastGrant.set(op.key, deletes.push(clock.now()) - 1);
+            } else if (op.kind === "refund") {
+              // The DELETE deleted nothing (404, 409): its grant does not count, and the token goes back.
+              const index = lastGrant.get(op.key);
+              if (index === undefined) continue;
+              tokens.refund(op.key);
+              deletes[index] = undefined;
+              lastGrant.delete(op.key);
+            } else if (op.kind === "cancel") tokens.cancel(op.key);
+            else clock.advance(op.ms);
+          }
+          const happened = deletes.filter((at): at is number => at !== undefined);
+          const worst = worstOvershoot(happened, burst, ratePerMinute);
+          expect(worst.excess, worst.at).to.be.at.most(1e-9);
+        }),
+        { numRuns: 1_000 },
+      );
+    });
+
     it("holds when a reserved key comes back late (today: burst 1, yet two grants at one instant)", () => {
       const grants = runOps(
         [
