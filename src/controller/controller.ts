@@ -167,7 +167,7 @@ export class Controller {
           queue.forget(key);
           break;
         case "requeue":
-          queue.forget(key);
+          if (!result.keepFailures) queue.forget(key);
           queue.addAfter(key, result.afterMs);
           break;
         case "retry":

@@ -17,8 +17,12 @@ import type { BrokenPods } from "./broken-pods.js";
 /** What the worker does next with the key. */
 export type ReconcileResult =
   | { readonly kind: "done" }
-  /** Look again after a pause (a 409: fresher facts are on their way; or a hold that lifts with time). */
-  | { readonly kind: "requeue"; readonly afterMs: number }
+  /**
+   * Look again after a pause (a 409: fresher facts are on their way; or a hold that lifts with time).
+   * `keepFailures`: the pause is no fresh start (a failing delete waiting for its next turn in the pace keeps
+   * counting towards --max-retries, or it would spend a token every turn forever).
+   */
+  | { readonly kind: "requeue"; readonly afterMs: number; readonly keepFailures?: boolean }
   /** The action failed: retry with backoff, but not before the server's Retry-After. */
   | { readonly kind: "retry"; readonly notBeforeMs: number; readonly error: string };
 
@@ -160,7 +164,8 @@ export class Reconciler {
       const outcome = await this.#deps.repairer.label(facts, verdict);
       this.#record(outcome, fields, undefined);
     }
-    return decision.retryAfterMs === undefined ? { kind: "done" } : { kind: "requeue", afterMs: decision.retryAfterMs };
+    if (decision.retryAfterMs === undefined) return { kind: "done" };
+    return { kind: "requeue", afterMs: decision.retryAfterMs, keepFailures: decision.reason === "rate_limit" };
   }
 
   async #act(action: Mode, facts: PodFacts, verdict: BrokenVerdict): Promise<RepairOutcome> {
