@@ -22,7 +22,7 @@ const KEYS = ["ns/a", "ns/b", "ns/c", "ns/d"];
 const WORKERS = 2;
 const MAX_RETRIES = 3;
 
-type Outcome = "done" | "requeue" | "retry" | "throw";
+type Outcome = "done" | "requeue" | "wait" | "retry" | "throw";
 type Op =
   | { kind: "add"; key: string }
   | { kind: "finish"; pick: number; outcome: Outcome; afterMs: number }
@@ -175,6 +175,10 @@ class Harness {
             case "requeue":
               this.owed.add(key);
               return resolve({ kind: "requeue", afterMs });
+            case "wait":
+              // A failing delete held for its next turn in the pace.
+              this.owed.add(key);
+              return resolve({ kind: "requeue", afterMs, keepFailures: true });
             case "retry":
               return resolve({ kind: "retry", notBeforeMs: afterMs, error: "injected" });
             case "throw":
@@ -231,6 +235,26 @@ describe("Controller run loop (properties)", () => {
       harness.queue.add("ns/a");
       await settle();
       expect(harness.reconciled.get("ns/a")).to.equal(MAX_RETRIES + 2);
+    } finally {
+      await harness.stop();
+    }
+  });
+
+  it("waiting for a turn in the pace between failures keeps the count: still dropped after --max-retries", async () => {
+    const harness = new Harness();
+    try {
+      harness.queue.add("ns/a");
+      // fail, wait for the turn, fail, wait, ...: without keepFailures each wait would start the count afresh.
+      for (let step = 0; step < 2 * (MAX_RETRIES + 3); step++) {
+        await settle();
+        harness.running[0]?.finish(step % 2 === 0 ? "retry" : "wait", 0);
+        await settle();
+        harness.clock.advance(1_000);
+      }
+      await settle();
+      expect(harness.running).to.deep.equal([]);
+      // MAX_RETRIES + 1 failures, each but the last followed by its wait.
+      expect(harness.reconciled.get("ns/a")).to.equal(2 * MAX_RETRIES + 1);
     } finally {
       await harness.stop();
     }
