@@ -44,6 +44,8 @@ export type TransportOptions = {
 
 export class KubeTransport {
   readonly server: string;
+  /** What fetch is given instead of the server's URL (see origin pinning below). */
+  readonly #fetchBase: string;
   #config: KubeConfig;
   readonly #observe: RequestObserver;
   readonly #userAgent: string;
@@ -63,6 +65,7 @@ export class KubeTransport {
     if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
     if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
     this.server = cluster.server.replace(/\/+$/, "");
+    this.#fetchBase = withoutPort(this.server);
     this.#config = config;
     this.#observe = options.observe ?? (() => {});
     this.#userAgent = options.userAgent;
@@ -107,11 +110,11 @@ export class KubeTransport {
     options: RequestOptions,
     timeoutMs: number | undefined,
   ): Promise<Response> {
-    const url = new URL(this.server + path);
+    const url = new URL(this.#fetchBase + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
-    const auth = await this.#authHeaders();
+    const { headers: auth, dispatcher } = await this.#credentialsAndConnections();
     const credentials = this.#credentials;
     const headers: Record<string, string> = {
       ...auth,
@@ -128,7 +131,7 @@ export class KubeTransport {
         method,
         headers,
         body: options.body === undefined ? null : JSON.stringify(options.body),
-        ...(this.#dispatcher && { dispatcher: this.#dispatcher }),
+        dispatcher,
         ...(signals.length > 0 && { signal: AbortSignal.any(signals) }),
       });
     } catch (error) {
@@ -163,19 +166,24 @@ export class KubeTransport {
   }
 
   /** client-node resolves the credentials (token, token file, exec plugin, client cert) and TLS settings. */
-  async #authHeaders(): Promise<Record<string, string>> {
-    if (performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) return this.#headers;
+  async #credentialsAndConnections(): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
+    if (this.#dispatcher && performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) {
+      return { headers: this.#headers, dispatcher: this.#dispatcher };
+    }
     const options: { headers?: Record<string, unknown>; auth?: string } & TlsOptions = { headers: {} };
     await this.#config.applyToHTTPSOptions(options);
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(options.headers ?? {})) headers[key.toLowerCase()] = String(value);
     if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString("base64")}`;
     // TLS material is read once: the agent keeps connections open across credential refreshes.
-    this.#dispatcher ??= this.server.startsWith("https:") ? createAgent(options, this.#connectionCheckMs) : undefined;
+    const tls = this.server.startsWith("https:") ? options : {};
+    const dispatcher =
+      this.#dispatcher ?? pinnedTo(this.server, this.#fetchBase, createAgent(tls, this.#connectionCheckMs));
+    this.#dispatcher = dispatcher;
     this.#headers = headers;
     this.#headersReadAt = performance.now();
     this.#credentials++;
-    return headers;
+    return { headers, dispatcher };
   }
 }
 
@@ -186,6 +194,27 @@ type TlsOptions = {
   rejectUnauthorized?: boolean;
   servername?: string;
 };
+
+/**
+ * fetch refuses the WHATWG "bad ports" (6000, 6665-6669, 10080, …) before it dispatches anything, and has no option
+ * to turn that off; kubectl has no such list. So fetch is handed the server's URL without its port, and this
+ * dispatcher, which only ever talks to the one API server, sends what is addressed there to the server's real origin.
+ */
+function pinnedTo(server: string, fetchBase: string, agent: Agent): Dispatcher {
+  const fetchOrigin = new URL(fetchBase).origin;
+  const serverOrigin = new URL(server).origin;
+  return agent.compose(
+    (dispatch) => (options, handler) =>
+      dispatch(options.origin?.toString() === fetchOrigin ? { ...options, origin: serverOrigin } : options, handler),
+  );
+}
+
+/** The URL with its port left out (a path prefix kept), without a trailing slash. */
+function withoutPort(server: string): string {
+  const url = new URL(server);
+  url.port = "";
+  return url.href.replace(/\/+$/, "");
+}
 
 function createAgent(tls: TlsOptions, pingIntervalMs: number): Agent {
   return new Agent({

@@ -15,10 +15,16 @@ export class TcpProxy {
     server.on("connection", (client: Socket) => this.#accept(client, target));
   }
 
-  /** Listens on a free loopback port and forwards every connection to the target. */
-  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+  /** Listens on a loopback port (a free one by default) and forwards every connection to the target. */
+  static async start(target: { host: string; port: number }, port = 0): Promise<TcpProxy> {
     const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
     const address = server.address();
     return new TcpProxy(server, typeof address === "object" && address ? address.port : 0, target);
   }
