@@ -84,8 +84,8 @@ export function buildNodeAgents(
           }),
         );
       }
-      // The ztunnel only needs to be Ready; the CNI agent must have been Ready for a while.
-      const minReadyMs = spec.reason === "cni_agent_not_ready" ? (config.cniAgentGate?.minReadyMs ?? 0) : 0;
+      // Both must have been Ready for a while: a ztunnel that just turned Ready has not taken its pods over yet.
+      const minReadyMs = config.cniAgentGate?.minReadyMs ?? 0;
       gates.push({ agents, reason: spec.reason, what: spec.what, selectorFlag: spec.selectorFlag, minReadyMs });
     }
     gatesByRule.set(rule.name, gates);

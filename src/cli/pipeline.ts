@@ -6,6 +6,7 @@ import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
 import { Controller, type Leadership } from "../controller/controller.js";
 import { Reconciler } from "../controller/reconciler.js";
+import { UnenrolledSince } from "../controller/unenrolled-since.js";
 import type { DetectContext } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import { isAmbient } from "../detect/rule.js";
@@ -73,10 +74,17 @@ export function buildPipeline(
   const ambientRules = config.rules.filter(isAmbient);
   const namespaces: FactsStore<NamespaceFacts> = namespaceStore();
   const namespaceLabelKeys = [...new Set(ambientRules.map((rule) => rule.namespaceSelector.key))];
-  const context = (): DetectContext => ({
-    nowMs: Date.now(),
-    namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
-  });
+  // Ambient enrolment grace: when each pod was seen entering scope, and when its node's agents turned Ready.
+  const unenrolled = new UnenrolledSince(ambientRules);
+  const context = (): DetectContext => {
+    const nowMs = Date.now();
+    return {
+      nowMs,
+      namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
+      seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid, nowMs),
+      agentsReadySince: (node, rule) => guards.agentsReadySince(node, rule),
+    };
+  };
 
   const nodeAgents = buildNodeAgents(config, transport, (what, agents) =>
     watchObserver(metrics, watchLog.child({ watch: what }), {
@@ -164,6 +172,8 @@ export function buildPipeline(
     observer: watchObserver<PodFacts>(metrics, watchLog, {
       change: (change) => {
         metrics.cachePods.set(pods.size);
+        if (change.previous && change.previous.uid !== change.current?.uid) unenrolled.forget(change.previous.uid);
+        if (change.current) unenrolled.observe(change.current, context());
         podController.onChange(change);
       },
       listed: (count) => metrics.cachePods.set(count),
@@ -184,7 +194,11 @@ export function buildPipeline(
             transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
             observer: watchObserver<NamespaceFacts>(metrics, watchLog.child({ watch: "namespaces" }), {
               // A namespace turned ambient (or back) changes the scope of every pod in it at once.
-              change: (change) => podController.onNamespaceChange(change.key),
+              change: (change) => {
+                const now = context();
+                for (const facts of pods.values()) if (facts.namespace === change.key) unenrolled.observe(facts, now);
+                podController.onNamespaceChange(change.key);
+              },
               error: options.onWatchError,
             }),
           }),

@@ -77,8 +77,15 @@ function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
   const rows: ScanRow[] = [];
   // The pace applies in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
   const pace = pipeline.guards.dryPace();
+  // Scan has no memory of when a pod entered ambient scope or an agent turned Ready: it goes by the pod's and the
+  // kubelet's own times (run counts from its own sight as well, so it may wait longer than this shows).
+  const context = {
+    ...pipeline.context(),
+    seenUnenrolledSince: undefined,
+    agentsReadySince: (node: string, rule: string) => pipeline.guards.agentsReadySince(node, rule, "claimed"),
+  };
   for (const facts of pods) {
-    const verdict = detect(facts, config.rules, pipeline.context());
+    const verdict = detect(facts, config.rules, context);
     if (!verdict.broken) continue;
     const mode = modeFor(config.mode, config.rules, verdict.rule);
     const decision = decide({

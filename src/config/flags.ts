@@ -274,7 +274,7 @@ export const flags = {
   "cni-agent-min-ready": durationFlag({
     default: "10s",
     min: 0,
-    help: "How long the node's CNI agent must have been Ready before pods on the node are deleted.",
+    help: "How long the node's CNI agent (and ztunnel, for istio-ambient) must have been Ready before pods on the node are acted on.",
   }),
   "cni-agent-selector": stringFlag({
     parse: problems(labelSelectorProblem),

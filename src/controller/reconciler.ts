@@ -4,7 +4,8 @@ import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js"
 import { ThrottleGate } from "../act/throttle-gate.js";
 import type { Mode } from "../config/config.js";
 import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
-import { type DetectContext, detect } from "../detect/detect.js";
+import { describeGraceStart } from "../detect/ambient.js";
+import { type DetectContext, detect, type GraceStart } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodStore } from "../informer/pod-store.js";
@@ -82,9 +83,13 @@ export class Reconciler {
           });
         else if (outcome.result === "success") logger.info("removed the label from a recovered pod", podFields(facts));
       }
-      return verdict.recheckAfterMs === undefined
-        ? { kind: "done" }
-        : { kind: "requeue", afterMs: verdict.recheckAfterMs };
+      if (verdict.recheckAfterMs === undefined) return { kind: "done" };
+      logger.debug("not enrolled yet, within the grace", {
+        ...podFields(facts),
+        ...graceFields(verdict.graceStart),
+        recheckAfterMs: verdict.recheckAfterMs,
+      });
+      return { kind: "requeue", afterMs: verdict.recheckAfterMs };
     }
     const entry = broken.markBroken(key, facts.uid, verdict.rule, this.#now());
     const mode = modeFor(this.#deps.mode, this.#deps.rules, verdict.rule);
@@ -102,7 +107,12 @@ export class Reconciler {
     if (throttledMs > 0) return { kind: "requeue", afterMs: throttledMs };
     // Same tick as the view (no await between): the turn peeked at is the turn spent or reserved.
     if (isPaced(decision)) this.#deps.guards.commitPace(key);
-    const fields = { ...podFields(facts), rule: verdict.rule, reason: verdict.reason };
+    const fields = {
+      ...podFields(facts),
+      rule: verdict.rule,
+      reason: verdict.reason,
+      ...graceFields(verdict.graceStart),
+    };
     switch (decision.kind) {
       case "healthy":
         return { kind: "done" };
@@ -223,6 +233,9 @@ export class Reconciler {
     for (const uid of new Set([entry?.uid, handledUid])) if (uid) this.#deps.events.forgetPod(uid);
   }
 }
+
+/** When an ambient pod's enrolment grace started, and why (`explain` shows the same). */
+const graceFields = (start: GraceStart | undefined) => (start ? { graceStarted: describeGraceStart(start) } : {});
 
 const podFields = (facts: PodFacts) => ({
   namespace: facts.namespace,

@@ -1,21 +1,26 @@
 // Decides whether a pod is broken: a mesh validator init container rejected it for missing traffic redirection,
 // or (Istio ambient) it should be enrolled with ztunnel and is not.
 
-import { type DetectContext, inAmbientScope, judgeAmbient } from "./ambient.js";
-import type { InitContainerFacts, PodFacts, Termination } from "./facts.js";
+import { type DetectContext, type GraceStart, inAmbientScope, judgeAmbient } from "./ambient.js";
+import { type InitContainerFacts, isFinished, type PodFacts, type Termination } from "./facts.js";
 import { isAmbient, type Marker, type Rule, type ValidatorRule } from "./rule.js";
 
-export type { DetectContext } from "./ambient.js";
+export type { DetectContext, GraceStart } from "./ambient.js";
 
 export type Verdict =
-  /** recheckAfterMs: not broken yet, but it may become so by the passing of time alone (ambient grace). */
-  | { readonly broken: false; readonly recheckAfterMs?: number }
+  /**
+   * recheckAfterMs: not broken yet, but it may become so by the passing of time alone (ambient grace, counted
+   * from graceStart).
+   */
+  | { readonly broken: false; readonly recheckAfterMs?: number; readonly graceStart?: GraceStart }
   | {
       readonly broken: true;
       readonly rule: string;
       readonly reason: string;
       /** Phase Failed or Succeeded: report it, but the caller must not delete it. */
       readonly terminal: boolean;
+      /** Ambient: when the enrolment grace that has now run out started, and why. */
+      readonly graceStart?: GraceStart;
     };
 
 const NOT_BROKEN: Verdict = Object.freeze({ broken: false });
@@ -49,8 +54,6 @@ function rejection(c: InitContainerFacts, rule: ValidatorRule): { where: string;
 const carriesMarkers = (facts: PodFacts, rule: ValidatorRule): boolean =>
   carries(facts.annotations, rule.requiredAnnotation) && carries(facts.labels, rule.requiredLabel);
 
-const isTerminal = (facts: PodFacts): boolean => facts.phase === "Failed" || facts.phase === "Succeeded";
-
 function underValidator(facts: PodFacts, rule: ValidatorRule): Verdict | undefined {
   if (!carriesMarkers(facts, rule)) return undefined;
   const container = facts.initContainers.find((c) => c.name === rule.initContainer);
@@ -60,7 +63,7 @@ function underValidator(facts: PodFacts, rule: ValidatorRule): Verdict | undefin
     broken: true,
     rule: rule.name,
     reason: `${rule.initContainer} exited ${found.t.exitCode} (${found.where})`,
-    terminal: isTerminal(facts),
+    terminal: isFinished(facts),
   };
 }
 
@@ -80,7 +83,7 @@ export function meshRule(
 export function detect(facts: PodFacts, rules: readonly Rule[], context: DetectContext = NO_CONTEXT): Verdict {
   // Already going away: deleting it again would repair nothing.
   if (facts.deleting) return NOT_BROKEN;
-  let recheckAfterMs: number | undefined;
+  let waiting: { readonly recheckAfterMs: number; readonly graceStart: GraceStart } | undefined;
   for (const rule of rules) {
     if (!isAmbient(rule)) {
       const verdict = underValidator(facts, rule);
@@ -89,9 +92,17 @@ export function detect(facts: PodFacts, rules: readonly Rule[], context: DetectC
     }
     const judgement = judgeAmbient(facts, rule, context);
     if (judgement?.broken) {
-      return { broken: true, rule: rule.name, reason: judgement.reason, terminal: isTerminal(facts) };
+      return {
+        broken: true,
+        rule: rule.name,
+        reason: judgement.reason,
+        terminal: false,
+        graceStart: judgement.graceStart,
+      };
     }
-    if (judgement) recheckAfterMs = Math.min(recheckAfterMs ?? Number.POSITIVE_INFINITY, judgement.recheckAfterMs);
+    if (judgement && (waiting === undefined || judgement.recheckAfterMs < waiting.recheckAfterMs)) {
+      waiting = { recheckAfterMs: judgement.recheckAfterMs, graceStart: judgement.graceStart };
+    }
   }
-  return recheckAfterMs === undefined ? NOT_BROKEN : { broken: false, recheckAfterMs };
+  return waiting === undefined ? NOT_BROKEN : { broken: false, ...waiting };
 }

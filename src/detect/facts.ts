@@ -37,10 +37,12 @@ export type PodFacts = {
    */
   readonly staticPod: boolean;
   /**
-   * When the last of its containers started, if all are running now (epoch ms); kept only when a rule needs it
-   * (ambient enrolment has a grace period counted from there).
+   * When the pod's current sandbox (its network namespace) was set up, epoch ms: the kubelet's
+   * PodReadyToStartContainers condition, or without it the earliest start of any of its containers; undefined
+   * while it has none. Kept only when a rule needs it: the CNI agent enrols an ambient pod at sandbox setup, so the
+   * enrolment grace counts from there, whether or not its app keeps running.
    */
-  readonly runningSinceMs: number | undefined;
+  readonly sandboxSinceMs: number | undefined;
   /** deletionTimestamp is set: the pod is already going away. */
   readonly deleting: boolean;
   /** metadata.creationTimestamp in epoch ms; tells a replacement from a sibling. Fixed for a UID. */
@@ -56,3 +58,6 @@ export type PodFacts = {
 };
 
 export const podKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Phase Failed or Succeeded: the pod has finished and will not run again. */
+export const isFinished = (facts: PodFacts): boolean => facts.phase === "Failed" || facts.phase === "Succeeded";

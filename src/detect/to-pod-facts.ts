@@ -15,8 +15,8 @@ export type FactsSchema = {
   readonly initContainers: readonly string[];
   /** Termination messages are kept only when some rule matches on them. */
   readonly keepMessages: boolean;
-  /** Container start times are read only when a rule needs them (ambient enrolment grace). */
-  readonly keepRunningSince: boolean;
+  /** The sandbox time is read only when a rule needs it (ambient enrolment grace). */
+  readonly keepSandboxSince: boolean;
 };
 
 const unique = (values: Iterable<string>): readonly string[] => Object.freeze([...new Set(values)]);
@@ -53,7 +53,7 @@ export function factsSchema(
     initContainers: unique(initContainerNames),
     // An empty substring matches anything, so detect treats it as unset and needs no message.
     keepMessages: rules.some((r) => !isAmbient(r) && r.messageContains !== undefined && r.messageContains !== ""),
-    keepRunningSince: rules.some(isAmbient),
+    keepSandboxSince: rules.some(isAmbient),
   });
 }
 
@@ -91,18 +91,45 @@ function pick(
   return entries.length === 0 ? EMPTY_RECORD : Object.fromEntries(entries);
 }
 
-/** When the last container started, if every container is running now; otherwise undefined. */
-function runningSince(statuses: unknown): number | undefined {
-  if (!Array.isArray(statuses) || statuses.length === 0) return undefined;
-  let latest = Number.NEGATIVE_INFINITY;
-  for (const raw of statuses) {
-    const running = asObject(field(asObject(field(asObject(raw), "state")), "running"));
-    if (running === undefined) return undefined;
-    const started = timestampMs(field(running, "startedAt"));
-    if (started === undefined) return undefined;
-    latest = Math.max(latest, started);
+/** The kubelet's condition for "sandbox created and its network configured" (Kubernetes 1.29+, on by default). */
+const SANDBOX_CONDITION = "PodReadyToStartContainers";
+
+/**
+ * When the current sandbox was set up: the condition's True transition; without that condition (older kubelets)
+ * the earliest start any container shows (a container runs only inside a sandbox, so never earlier than it).
+ * Undefined while there is no sandbox, or no time to go by.
+ */
+function sandboxSince(status: Obj | undefined): number | undefined {
+  const conditions = field(status, "conditions");
+  let condition: Obj | undefined;
+  if (Array.isArray(conditions)) {
+    for (const raw of conditions) if (field(asObject(raw), "type") === SANDBOX_CONDITION) condition = asObject(raw);
   }
-  return latest;
+  if (condition !== undefined && field(condition, "status") !== "True") return undefined;
+  const at = condition === undefined ? undefined : timestampMs(field(condition, "lastTransitionTime"));
+  return at ?? earliestContainerStart(status);
+}
+
+/** The earliest startedAt of any container's current or previous run, init containers included. */
+function earliestContainerStart(status: Obj | undefined): number | undefined {
+  let earliest: number | undefined;
+  for (const list of [field(status, "initContainerStatuses"), field(status, "containerStatuses")]) {
+    if (!Array.isArray(list)) continue;
+    for (const raw of list) {
+      const container = asObject(raw);
+      const current = asObject(field(container, "state"));
+      const runs = [
+        field(current, "running"),
+        field(current, "terminated"),
+        field(asObject(field(container, "lastState")), "terminated"),
+      ];
+      for (const run of runs) {
+        const started = timestampMs(field(asObject(run), "startedAt"));
+        if (started !== undefined && (earliest === undefined || started < earliest)) earliest = started;
+      }
+    }
+  }
+  return earliest;
 }
 
 /** The kubelet marks the API copy of a static pod with this annotation (and makes its Node the controller). */
@@ -201,7 +228,7 @@ function extract(pod: unknown, schema: FactsSchema): PodFacts | undefined {
     restartPolicy: nonEmpty(field(spec, "restartPolicy")),
     hostNetwork: field(spec, "hostNetwork") === true,
     staticPod: isMirrorPod(metadata),
-    runningSinceMs: schema.keepRunningSince ? runningSince(field(status, "containerStatuses")) : undefined,
+    sandboxSinceMs: schema.keepSandboxSince ? sandboxSince(status) : undefined,
     deleting: deletionTimestamp !== undefined && deletionTimestamp !== null,
     createdAtMs: timestampMs(field(metadata, "creationTimestamp")),
     owner: controllerOwner(field(metadata, "ownerReferences")),
@@ -270,7 +297,7 @@ export function sameFacts(a: PodFacts, b: PodFacts): boolean {
     a.restartPolicy === b.restartPolicy &&
     a.hostNetwork === b.hostNetwork &&
     a.staticPod === b.staticPod &&
-    a.runningSinceMs === b.runningSinceMs &&
+    a.sandboxSinceMs === b.sandboxSinceMs &&
     a.deleting === b.deleting &&
     a.createdAtMs === b.createdAtMs &&
     sameOwner(a.owner, b.owner) &&

@@ -1,9 +1,10 @@
 // The stateful guards in one place: what each says about a broken pod now (the GuardView for decide),
 // the deletion pacing, and the bookkeeping around each delete.
 import type { GuardView } from "../decide/decide.js";
+import type { GraceStart } from "../detect/ambient.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import { type Clock, systemClock } from "../util/clock.js";
-import type { CniAgents } from "./cni-agents.js";
+import type { CniAgents, ReadyBasis } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
 import { LoopBackoff } from "./loop-backoff.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "./storm-breaker.js";
@@ -193,6 +194,24 @@ export class SafetyGuards {
       if (readyForMs === undefined || readyForMs < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
+  }
+
+  /**
+   * When the last of the rule's node agents that are Ready on the node turned Ready, as this controller observed
+   * it (the ambient enrolment grace counts from there: an agent that just started enrols the pods it finds). A gate
+   * with no Ready agent adds nothing: it holds the pod itself, and names the missing agent. `scan`, which has no
+   * memory of its own, goes by the kubelet's time ("claimed").
+   */
+  agentsReadySince(node: string, ruleName: string, basis: ReadyBasis = "observed"): GraceStart | undefined {
+    const now = this.#clock.now();
+    const by = basis === "observed" ? "seen by this controller" : "by the kubelet's time";
+    let latest: GraceStart | undefined;
+    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
+      const readyForMs = gate.agents.readyForMs(node, now, basis);
+      if (readyForMs === undefined || (latest !== undefined && now - readyForMs <= latest.atMs)) continue;
+      latest = { atMs: now - readyForMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
+    }
+    return latest;
   }
 
   #storm(transitions: readonly StormTransition[]): readonly StormTransition[] {

@@ -1,6 +1,6 @@
 // Pod objects shaped like what the meshes' injectors produce, and the statuses a kubelet would write.
 import { createHash } from "node:crypto";
-import type { CoreV1Api, V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
+import type { CoreV1Api, V1ContainerStatus, V1Pod, V1PodCondition } from "@kubernetes/client-node";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 
 export type Mesh = "istio" | "linkerd" | "none";
@@ -104,7 +104,12 @@ export function validatorStatus(container: string, outcome: ValidatorOutcome): V
 export async function writePodStatus(
   api: CoreV1Api,
   pod: { namespace: string; name: string },
-  status: { phase?: string; initContainerStatuses?: V1ContainerStatus[]; containerStatuses?: V1ContainerStatus[] },
+  status: {
+    phase?: string;
+    conditions?: V1PodCondition[];
+    initContainerStatuses?: V1ContainerStatus[];
+    containerStatuses?: V1ContainerStatus[];
+  },
 ): Promise<V1Pod> {
   return await api.patchNamespacedPodStatus(
     { name: pod.name, namespace: pod.namespace, body: { status } },

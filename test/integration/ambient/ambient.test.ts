@@ -1,13 +1,12 @@
 // Istio ambient: pods that should be enrolled with ztunnel but are not are reported (or, opted in, deleted
 // under every guard), following namespace labels live.
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { createAmbientPod, DATAPLANE_MODE } from "../../harness/ambient-pods.js";
+import { createAmbientPod, createZtunnel, DATAPLANE_MODE, labelAmbient } from "../../harness/ambient-pods.js";
 import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { runCommand } from "../../harness/controller-process.js";
-import { meshedPod } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
@@ -23,12 +22,7 @@ describe("istio-ambient preset", () => {
     ({ api, namespace } = t);
   });
 
-  const labelNamespace = async (value: string | null) => {
-    await api.patchNamespace(
-      { name: namespace, body: { metadata: { labels: { [DATAPLANE_MODE]: value } } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-  };
+  const labelNamespace = (value: string | null) => labelAmbient(api, { namespace }, value);
   const dryRunsOf = () =>
     podRequests(controlPlane().auditLogPath, namespace)
       .filter((e) => e.verb === "delete" && (e.requestObject?.dryRun as string[] | undefined)?.includes("All"))
@@ -76,7 +70,7 @@ describe("istio-ambient preset", () => {
     expect(line?.reason).to.match(/^not enrolled: pending for \d+ s$/);
   });
 
-  it("a namespace turned ambient brings its pods into scope at once; turned back, takes them out", async () => {
+  it("a namespace turned ambient brings its pods into scope (judged a grace later); turned back, takes them out", async () => {
     await t.start(["--preset=istio-ambient", "--ambient-enroll-grace=5s"]);
     await createAmbientPod(api, { namespace, name: "outside", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, {
@@ -111,17 +105,7 @@ describe("istio-ambient preset", () => {
       `--ztunnel-namespace=${namespace}`,
     ]);
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: "node-a", readySince: MINUTE_AGO() });
-    await api.createNamespacedPod({
-      namespace,
-      body: meshedPod({
-        name: "ztunnel-node-a",
-        namespace,
-        nodeName: "node-a",
-        mesh: "none",
-        owner: { kind: "DaemonSet", name: "ztunnel" },
-        labels: { app: "ztunnel", [DATAPLANE_MODE]: "none" },
-      }),
-    });
+    const ztunnel = await createZtunnel(api, { namespace, nodeName: "node-a" });
     await createAmbientPod(api, { namespace, name: "unenrolled", runningSince: MINUTE_AGO() });
 
     await waitFor(
@@ -130,8 +114,11 @@ describe("istio-ambient preset", () => {
     );
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
 
-    await setCniAgentReady(api, { namespace, name: "ztunnel-node-a" }, new Date());
-    await waitFor("the delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1);
+    await setCniAgentReady(api, { namespace, name: ztunnel }, new Date());
+    // ztunnel turning Ready starts the enrolment grace over (it enrols the pods it finds when it starts).
+    await waitFor("the delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1, {
+      timeoutMs: 15_000,
+    });
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)[0]?.objectRef?.name).to.equal("unenrolled");
   });
 

@@ -89,7 +89,7 @@ export const podFacts: fc.Arbitrary<PodFacts> = fc.record(
     deleting: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     hostNetwork: fc.boolean(),
     staticPod: fc.constant(false),
-    runningSinceMs: fc.constant(undefined),
+    sandboxSinceMs: fc.constant(undefined),
     createdAtMs: opt(fc.constantFrom(1_000, 2_000)),
     owner: opt(owner),
     labels: markerLabels,

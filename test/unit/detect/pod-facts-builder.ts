@@ -26,7 +26,7 @@ export function podFacts(overrides: Partial<PodFacts> = {}): PodFacts {
     restartPolicy: "Always",
     hostNetwork: false,
     staticPod: false,
-    runningSinceMs: undefined,
+    sandboxSinceMs: undefined,
     deleting: false,
     createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
     owner: { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },

@@ -214,7 +214,7 @@ function podFactsKeys(): Record<keyof PodFacts, true> {
     createdAtMs: true,
     hostNetwork: true,
     staticPod: true,
-    runningSinceMs: true,
+    sandboxSinceMs: true,
     owner: true,
     labels: true,
     annotations: true,

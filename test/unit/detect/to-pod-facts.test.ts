@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { detect } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
-import type { ValidatorRule as Rule } from "../../../src/detect/rule.js";
+import type { AmbientRule, ValidatorRule as Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { istioPodJson } from "./raw-pod-fixture.js";
 
@@ -25,7 +25,7 @@ const expectedFacts: PodFacts = {
   restartPolicy: "Always",
   hostNetwork: false,
   staticPod: false,
-  runningSinceMs: undefined,
+  sandboxSinceMs: undefined,
   deleting: false,
   createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
   owner: { kind: "ReplicaSet", name: "reviews-v1-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },
@@ -60,7 +60,7 @@ describe("factsSchema", () => {
       valueKeys: new Set(["app", "linkerd.io/control-plane-ns"]),
       initContainers: ["istio-validation", "linkerd-network-validator"],
       keepMessages: false,
-      keepRunningSince: false,
+      keepSandboxSince: false,
     });
   });
 
@@ -285,6 +285,45 @@ describe("toPodFacts", () => {
     it("inherited properties are not fields", () => {
       const labels = Object.create({ app: "inherited" }) as Record<string, unknown>;
       expect(toPodFacts(podWith("metadata", "labels", labels), schema)?.labels).to.deep.equal({});
+    });
+  });
+
+  describe("sandbox time (the ambient enrolment grace counts from there)", () => {
+    const ambientSchema = factsSchema([presetRule("istio-ambient") as AmbientRule]);
+    const sandboxOf = (status: Record<string, unknown>) =>
+      toPodFacts({ ...istioPodJson(), status }, ambientSchema)?.sandboxSinceMs;
+    const condition = (status: string, lastTransitionTime?: string) => ({
+      type: "PodReadyToStartContainers",
+      status,
+      ...(lastTransitionTime && { lastTransitionTime }),
+    });
+    const crashLooping = {
+      name: "app",
+      state: { waiting: { reason: "CrashLoopBackOff" } },
+      lastState: { terminated: { exitCode: 1, startedAt: "2025-03-04T10:17:00Z", finishedAt: "2025-03-04T10:17:01Z" } },
+    };
+
+    it("is the PodReadyToStartContainers condition's True transition, whatever the containers do", () => {
+      const status = { conditions: [condition("True", "2025-03-04T10:15:03Z")], containerStatuses: [crashLooping] };
+      expect(sandboxOf(status)).to.equal(Date.parse("2025-03-04T10:15:03Z"));
+    });
+
+    it("is undefined while that condition is not True (no sandbox, or it is being re-created)", () => {
+      expect(sandboxOf({ conditions: [condition("False", "2025-03-04T10:15:03Z")] })).to.equal(undefined);
+    });
+
+    it("without the condition, is the earliest start any container shows, a crash-looping one's last run included", () => {
+      const running = { name: "sidecar", state: { running: { startedAt: "2025-03-04T10:18:00Z" } } };
+      expect(sandboxOf({ containerStatuses: [running, crashLooping] })).to.equal(Date.parse("2025-03-04T10:17:00Z"));
+      expect(sandboxOf({ conditions: [condition("True")], containerStatuses: [running] })).to.equal(
+        Date.parse("2025-03-04T10:18:00Z"),
+      );
+      expect(sandboxOf({ containerStatuses: [{ name: "app", state: { waiting: {} } }] })).to.equal(undefined);
+    });
+
+    it("is not read when no rule needs it", () => {
+      const status = { conditions: [condition("True", "2025-03-04T10:15:03Z")] };
+      expect(toPodFacts({ ...istioPodJson(), status }, schema)?.sandboxSinceMs).to.equal(undefined);
     });
   });
 

@@ -354,3 +354,49 @@ describe("safety/guards", () => {
     ]);
   });
 });
+
+describe("safety/guards: when the node's agents turned Ready (the ambient enrolment grace)", () => {
+  const ztunnelGate = (agents: CniAgents) => ({
+    agents,
+    reason: "ztunnel_not_ready" as const,
+    what: "ztunnel",
+    selectorFlag: "--ztunnel-selector",
+    minReadyMs: 10 * SECOND,
+  });
+
+  it("is the later of the CNI agent's and ztunnel's Ready times, each as this controller first saw it", () => {
+    const cni = new CniAgents();
+    const ztunnel = new CniAgents();
+    const { clock, guards } = setup({
+      nodeAgentGates: new Map([["istio-ambient", [...(cniGate(cni).get("istio") ?? []), ztunnelGate(ztunnel)]]]),
+    });
+    const readyPod = (name: string, since: number) => ({
+      metadata: { namespace: "istio-system", name },
+      spec: { nodeName: "node-a" },
+      status: {
+        phase: "Running",
+        conditions: [{ type: "Ready", status: "True", lastTransitionTime: new Date(since) }],
+      },
+    });
+    // The CNI agent's kubelet time is an hour old, but we first see it now: it counts from now.
+    cni.store.upsert(cni.toFacts(readyPod("istio-cni-node-a", START - 3_600 * SECOND), clock.now()) as AgentFacts);
+    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.deep.equal({
+      atMs: START,
+      cause: "CNI agent on node node-a turned Ready (seen by this controller)",
+    });
+    clock.advance(30 * SECOND);
+    ztunnel.store.upsert(ztunnel.toFacts(readyPod("ztunnel-a", START + 25 * SECOND), clock.now()) as AgentFacts);
+    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.deep.equal({
+      atMs: START + 30 * SECOND,
+      cause: "ztunnel on node node-a turned Ready (seen by this controller)",
+    });
+    // scan goes by the kubelet's time.
+    expect(guards.agentsReadySince("node-a", "istio-ambient", "claimed")?.atMs).to.equal(START + 25 * SECOND);
+  });
+
+  it("adds nothing for an agent with none Ready on the node (its gate holds the pod), nor without gates", () => {
+    const { guards } = setup({ nodeAgentGates: new Map([["istio-ambient", [ztunnelGate(new CniAgents())]]]) });
+    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.equal(undefined);
+    expect(guards.agentsReadySince("node-a", "istio")).to.equal(undefined);
+  });
+});
