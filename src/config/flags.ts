@@ -193,7 +193,7 @@ export const flags = {
   "ambient-enroll-grace": durationFlag({
     default: "60s",
     min: 1_000,
-    help: "istio-ambient preset: how long a running pod may stay unenrolled before it counts as broken.",
+    help: "istio-ambient preset: how long a pod may stay unenrolled after it could first have been (sandbox set up, entered ambient scope, node agents Ready) before it counts as broken.",
   }),
   "ambient-excluded-namespaces": listFlag({
     default: "kube-system",
