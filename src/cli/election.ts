@@ -1,6 +1,5 @@
 // Leader election as the controller uses it: where the Lease lives, and an elector wired to the leader metric.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../config/config.js";
 import { electionIdentity } from "../election/identity.js";
 import { LeaderElector } from "../election/leader-elector.js";
@@ -8,19 +7,17 @@ import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 
-const NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
-/** --leader-election-namespace, else the pod's own namespace (POD_NAMESPACE or the service account's), else default. */
-export function leaseNamespace(config: Config, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * --leader-election-namespace, else POD_NAMESPACE, else the current context's namespace (kubectl's default: the
+ * kubeconfig context's, or in cluster the service account's namespace file, which client-node puts in its
+ * in-cluster context), else `default`.
+ */
+export function leaseNamespace(config: Config, kubeConfig: KubeConfig, env: NodeJS.ProcessEnv = process.env): string {
   const configured = config.leaderElection?.namespace;
   if (configured) return configured;
   if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
-  const file = join(env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "", NAMESPACE_FILE);
-  if (existsSync(file)) {
-    const namespace = readFileSync(file, "utf8").trim();
-    if (namespace) return namespace;
-  }
-  return "default";
+  const context = kubeConfig.getContextObject(kubeConfig.getCurrentContext());
+  return context?.namespace?.trim() || "default";
 }
 
 /** An elector for the configured Lease, or undefined when election is off. */
@@ -34,7 +31,7 @@ export function createElector(
   if (!election) return undefined;
   return new LeaderElector({
     transport,
-    namespace: leaseNamespace(config),
+    namespace: leaseNamespace(config, transport.kubeConfig),
     name: election.id,
     identity: electionIdentity(process.env.POD_NAME),
     leaseDurationMs: election.leaseDurationMs,

@@ -17,7 +17,7 @@ export async function checkPermissions(
     mode: config.mode,
     deleteBarePods: config.deleteBarePods,
     electing: config.leaderElection !== undefined,
-    leaseNamespace: leaseNamespace(config),
+    leaseNamespace: leaseNamespace(config, transport.kubeConfig),
     ...(config.leaderElection && { leaseName: config.leaderElection.id }),
     ...(single !== undefined && { watchNamespace: single }),
     watchNamespaces: config.rules.some(isAmbient),

@@ -320,7 +320,7 @@ export const flags = {
   "leader-election-namespace": stringFlag({
     parse: check(optional(isDnsLabel), dnsLabelExpectation),
     valueName: "<namespace>",
-    help: "Namespace of the Lease; empty: the pod's own namespace in-cluster, else default.",
+    help: "Namespace of the Lease; empty: POD_NAMESPACE, else the current context's namespace (the kubeconfig's, or the service account's in-cluster), else default.",
   }),
   "leader-election-id": stringFlag({
     default: "cni-repair",
