@@ -35,8 +35,6 @@ describe("istio-ambient preset", () => {
     await createAmbientPod(api, { namespace, name: "enrolled", redirection: "enabled", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, { namespace, name: "missing", runningSince: MINUTE_AGO() });
     await createAmbientPod(api, { namespace, name: "pending", redirection: "pending", runningSince: MINUTE_AGO() });
-    const freshAt = Date.now();
-    await createAmbientPod(api, { namespace, name: "fresh", runningSince: new Date(freshAt) });
     await createAmbientPod(api, {
       namespace,
       name: "opted-out",
@@ -47,8 +45,11 @@ describe("istio-ambient preset", () => {
     // Sidecar wins: judged by the istio rule, which deletes it.
     await createPodInState(api, { namespace, name: "sidecar" });
 
+    // Each is judged a grace after this controller first saw it in scope, however long it has been running.
     await waitFor("the two old unenrolled pods reported", () => dryRunsOf().length >= 2);
     expect(dryRunsOf()).to.deep.equal(["missing", "pending"]);
+    const freshAt = Date.now();
+    await createAmbientPod(api, { namespace, name: "fresh", runningSince: new Date(freshAt) });
     await waitFor("the fresh pod reported once its grace passed", () => dryRunsOf().includes("fresh"), {
       timeoutMs: 15_000,
     });

@@ -12,7 +12,8 @@ import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
 
-const GRACE_MS = 4_000;
+// Long enough that the pod enrolled 3 s after the label is well inside it, even on a loaded machine.
+const GRACE_MS = 6_000;
 const GRACE = `--ambient-enroll-grace=${GRACE_MS / 1000}s`;
 const LONG_AGO = () => new Date(Date.now() - 5 * 60_000);
 
