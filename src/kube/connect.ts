@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import { type Cluster, type Context, KubeConfig, type User } from "@kubernetes/client-node";
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -19,27 +19,36 @@ export type LoadedKubeConfig = {
  * "in-cluster" against a local API server with a TokenRequest token in a temporary directory.
  */
 export function loadKubeConfig(settings: ConnectionSettings, env: NodeJS.ProcessEnv = process.env): LoadedKubeConfig {
-  const config = new KubeConfig();
-  const files = settings.kubeconfig
-    ? [settings.kubeconfig]
-    : (env.KUBECONFIG ?? "").split(delimiter).filter((file) => file !== "");
-  const origin = settings.kubeconfig ? "--kubeconfig" : "KUBECONFIG";
-  if (files.length > 0) {
-    for (const file of files) {
-      if (!existsSync(file)) throw new Error(`${origin} file "${file}" does not exist`);
-    }
-    loadFiles(config, files, origin);
-    return { config: withContext(config, settings.context, origin), source: `${origin}=${files.join(delimiter)}` };
+  if (settings.kubeconfig) {
+    if (!existsSync(settings.kubeconfig)) throw new Error(`--kubeconfig file "${settings.kubeconfig}" does not exist`);
+    const config = mergeFiles([settings.kubeconfig], "--kubeconfig");
+    return {
+      config: withContext(config, settings.context, "--kubeconfig"),
+      source: `--kubeconfig=${settings.kubeconfig}`,
+    };
+  }
+  const listed = (env.KUBECONFIG ?? "").split(delimiter).filter((file) => file !== "");
+  if (listed.length > 0) {
+    // As kubectl: files in KUBECONFIG that do not exist are skipped; none existing is an error.
+    const files = listed.filter((file) => existsSync(file));
+    if (files.length === 0) throw new Error(`no file in KUBECONFIG exists: ${listed.join(delimiter)}`);
+    const missing = listed.filter((file) => !files.includes(file));
+    const config = mergeFiles(files, "KUBECONFIG");
+    const skipped = missing.length > 0 ? ` (skipped, missing: ${missing.join(delimiter)})` : "";
+    return {
+      config: withContext(config, settings.context, "KUBECONFIG"),
+      source: `KUBECONFIG=${files.join(delimiter)}${skipped}`,
+    };
   }
   const home = join(homedir(), ".kube", "config");
   if (existsSync(home)) {
-    loadFiles(config, [home], "~/.kube/config");
-    return { config: withContext(config, settings.context, home), source: home };
+    return { config: withContext(mergeFiles([home], home), settings.context, home), source: home };
   }
   const root = env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "";
   const token = join(root, SERVICE_ACCOUNT_DIR, "token");
   if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(token)) {
     if (settings.context) throw new Error(`--context "${settings.context}" given, but no kubeconfig was found`);
+    const config = new KubeConfig();
     config.loadFromCluster(root);
     return { config, source: `in-cluster service account (${join(root, SERVICE_ACCOUNT_DIR)})` };
   }
@@ -49,19 +58,49 @@ export function loadKubeConfig(settings: ConnectionSettings, env: NodeJS.Process
   );
 }
 
-function loadFiles(config: KubeConfig, files: readonly string[], origin: string): void {
-  for (const [index, file] of files.entries()) {
-    const next = new KubeConfig();
-    try {
-      next.loadFromFile(file);
-    } catch (error) {
-      throw new Error(`${origin} file "${file}" is not a valid kubeconfig: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (index === 0) config.loadFromOptions(next);
-    else config.mergeConfig(next, true);
+/**
+ * Merges kubeconfig files the way kubectl does: for each cluster, user and context name the first file that
+ * defines it wins, and so does the first non-empty current-context. (client-node's own merge throws on a name
+ * defined twice and lets later files change the current context.)
+ */
+function mergeFiles(files: readonly string[], origin: string): KubeConfig {
+  const clusters: Cluster[] = [];
+  const users: User[] = [];
+  const contexts: Context[] = [];
+  let currentContext = "";
+  for (const file of files) {
+    const next = readKubeconfigFile(file, origin);
+    addNew(clusters, next.clusters);
+    addNew(users, next.users);
+    addNew(contexts, next.contexts);
+    currentContext ||= next.getCurrentContext() ?? "";
   }
+  const merged = new KubeConfig();
+  merged.loadFromOptions({ clusters, users, contexts, currentContext });
+  return merged;
+}
+
+function readKubeconfigFile(file: string, origin: string): KubeConfig {
+  const config = new KubeConfig();
+  try {
+    config.loadFromFile(file);
+  } catch (error) {
+    throw new Error(`${origin} file "${file}" is not a valid kubeconfig: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  // Any YAML loads (a plain text file is one YAML string): a file that defines nothing is not a kubeconfig.
+  const empty = config.clusters.length + config.users.length + config.contexts.length === 0;
+  if (empty && !config.getCurrentContext()) {
+    throw new Error(
+      `${origin} file "${file}" is not a kubeconfig: it has no clusters, users, contexts or current-context`,
+    );
+  }
+  return config;
+}
+
+function addNew<T extends { readonly name: string }>(into: T[], from: readonly T[]): void {
+  for (const item of from) if (!into.some((known) => known.name === item.name)) into.push(item);
 }
 
 function withContext(config: KubeConfig, context: string, origin: string): KubeConfig {
@@ -72,8 +111,12 @@ function withContext(config: KubeConfig, context: string, origin: string): KubeC
     }
     config.setCurrentContext(context);
   }
-  if (!config.getCurrentCluster()) {
-    throw new Error(`${origin}: current context "${config.getCurrentContext()}" names no cluster`);
+  const current = config.getCurrentContext();
+  if (!current) {
+    const known = config.getContexts().map((c) => c.name);
+    throw new Error(`${origin} sets no current-context: pass --context (contexts: ${known.join(", ") || "none"})`);
   }
+  if (!config.getContextObject(current)) throw new Error(`${origin}: current-context "${current}" is not defined`);
+  if (!config.getCurrentCluster()) throw new Error(`${origin}: current context "${current}" names no cluster`);
   return config;
 }
