@@ -4,6 +4,7 @@ import { parseConfig } from "../config/config.js";
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
 import { runController } from "./run-controller.js";
+import { runExplain } from "./run-explain.js";
 import { runScan } from "./run-scan.js";
 import { VERSION } from "./version.js";
 
@@ -28,6 +29,9 @@ async function main(): Promise<number> {
       return await runController(parsed.config);
     case "scan":
       return await runScan(parsed.config);
+    case "explain":
+      // readArgs always sets the target for explain.
+      return parsed.target ? await runExplain(parsed.config, parsed.target) : 2;
   }
 }
 

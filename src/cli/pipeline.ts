@@ -5,7 +5,7 @@ import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
 import { Controller, type Leadership } from "../controller/controller.js";
-import { Reconciler } from "../controller/reconciler.js";
+import { Reconciler, type ReconcilerDeps } from "../controller/reconciler.js";
 import { UnenrolledSince } from "../controller/unenrolled-since.js";
 import type { DetectContext } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
@@ -19,7 +19,7 @@ import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import { WorkQueue } from "../queue/work-queue.js";
-import { SafetyGuards } from "../safety/guards.js";
+import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
 import { buildNodeAgents } from "./node-agents.js";
 
@@ -34,6 +34,8 @@ export type Pipeline = {
   readonly broken: BrokenPods;
   readonly holds: Holds;
   readonly guards: SafetyGuards;
+  /** The node-agent gates each rule's deletions wait for (explain shows them). */
+  readonly agentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
   /** The clock and namespace labels, as detection needs them now. */
   readonly context: () => DetectContext;
   /** Every cache holds its first full list. */
@@ -49,6 +51,8 @@ export type PipelineOptions = {
   readonly onListProgress?: (pods: number) => void;
   /** Called when a list or watch fails (the reflector retries regardless); scan gives up on the first. */
   readonly onWatchError?: (error: unknown) => void;
+  /** Called with each write's outcome (scan --repair prints results, not plans). */
+  readonly onOutcome?: ReconcilerDeps["onOutcome"];
 };
 
 export function buildPipeline(
@@ -133,6 +137,7 @@ export function buildPipeline(
     context,
     metrics,
     logger: logger.child({ component: "reconciler" }),
+    ...(options.onOutcome && { onOutcome: options.onOutcome }),
   });
   controller = new Controller({
     queue,
@@ -214,6 +219,7 @@ export function buildPipeline(
     broken,
     holds,
     guards,
+    agentGates: nodeAgents.gatesByRule,
     context,
     synced: () => reflectors.every((reflector) => reflector.synced),
     idleMs: () => Math.max(...reflectors.map((reflector) => reflector.idleMs)),

@@ -1,6 +1,7 @@
 // The composition root: wires config, client, cache, queue, reconciler, metrics and HTTP, in order.
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
+import { detect } from "../detect/detect.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
 import { startHttpServer } from "../observe/http-server.js";
@@ -106,7 +107,11 @@ export async function runController(config: Config): Promise<number> {
     pipeline.controller.run(stopWork.signal),
   ]);
   void pipeline.reflectors[0]?.waitForSync(stopWork.signal).then((synced) => {
-    if (synced) log.info("cache synced; repairing", { pods: pipeline.pods.size, broken: pipeline.broken.size });
+    if (!synced) return;
+    // Counted by detection now: the workers have only begun, so their own tally (pipeline.broken) lags behind.
+    let broken = 0;
+    for (const facts of pipeline.pods.values()) if (detect(facts, config.rules, pipeline.context()).broken) broken++;
+    log.info("cache synced; repairing", { pods: pipeline.pods.size, broken });
   });
 
   // 7. Shutdown: stop watching and taking work, let in-flight actions finish (bounded), only then release the

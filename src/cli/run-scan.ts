@@ -1,118 +1,88 @@
-// `cni-repair scan`: list once, print every broken pod and what `run` would do with it now; with --repair,
-// make one pass of repairs under every guard and exit (for a CronJob or a script).
+// `cni-repair scan`: list once, print how many pods were checked in which scope, every broken pod and what `run`
+// would do with it now; with --repair, make one pass of repairs under every guard, print the results and exit.
 import { setTimeout as sleep } from "node:timers/promises";
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
-import { decide, isPaced, modeFor } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
-import { createLogger, flushLogger, type Logger } from "../observe/logger.js";
+import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import { connectCluster } from "./connect-cluster.js";
-import { buildPipeline, type Pipeline } from "./pipeline.js";
-import { formatTable } from "./table.js";
+import { judgePod, oneShotContext } from "./judge.js";
+import { checkPermissions } from "./permission-check.js";
+import type { Pipeline } from "./pipeline.js";
+import { renderScan, scanCounts, scanScope } from "./scan-output.js";
+import { type ScanRecord, scanRecord } from "./scan-record.js";
+import { oneShotLogger, startSynced } from "./synced-pipeline.js";
 import { VERSION } from "./version.js";
 
-export type ScanRow = {
-  readonly namespace: string;
-  readonly pod: string;
-  readonly node: string;
-  readonly rule: string;
-  readonly reason: string;
-  /** What run would do now: delete, label, report, skip, or hold: <reason>. */
-  readonly action: string;
-  readonly detail: string;
-};
-
-/** Exit codes: 0 nothing broken, 1 broken pods found (or left after --repair), 2 errors. */
+/** Exit codes: 0 nothing broken, 1 broken pods found (or left after --repair), 2 errors, 3 missing permissions. */
 export async function runScan(config: Config): Promise<number> {
-  // Scan speaks through its table; logs stay quiet unless asked for, and go to stderr.
-  const logger = createLogger({ level: config.logLevel === "debug" ? "debug" : "warn", format: config.logFormat });
+  const logger = oneShotLogger(config);
   const metrics = createMetrics(new Registry(), { ruleNames: config.rules.map((rule) => rule.name), version: VERSION });
-  const stop = new AbortController();
-  let failure: unknown;
   try {
     const transport = await connectCluster(config, metrics, logger.child({ component: "main" }));
+    if (config.scan.repair) {
+      // As run does, before any write; scan takes no Lease, so election permissions are not asked for.
+      const missing = await checkPermissions({ ...config, leaderElection: undefined }, transport, logger);
+      if (missing !== undefined) {
+        process.stderr.write(`cni-repair scan: missing permissions:\n${missing}\n`);
+        await transport.close();
+        await flushLogger(logger);
+        return 3;
+      }
+    }
     const progress = progressLine();
-    const pipeline = buildPipeline(config, transport, metrics, logger, {
-      // Without --repair nobody leads: the controller keeps its hands off and scan only reads.
-      ...(!config.scan.repair && { leadership: { isLeader: false, waitForLeadership: async () => false } }),
+    const written = new Map<string, ScanRecord>();
+    const { pipeline, failure, stop } = await startSynced(config, transport, metrics, logger, {
+      writes: config.scan.repair,
       onListProgress: progress.update,
-      onWatchError: (error) => {
-        if (!pipeline.synced()) {
-          failure ??= error;
-          stop.abort();
-        }
-      },
+      onOutcome: (facts, verdict, decision, outcome) =>
+        written.set(podKey(facts.namespace, facts.name), scanRecord(config, facts, verdict, decision, outcome)),
     });
-    const running = Promise.all([
-      ...pipeline.reflectors.map((reflector) => reflector.run(stop.signal)),
-      pipeline.controller.run(stop.signal),
-    ]);
-    while (!pipeline.synced() && !stop.signal.aborted) await sleep(20);
     progress.done();
-    if (config.scan.repair && !stop.signal.aborted) await onePass(pipeline);
-    const rows = stop.signal.aborted ? [] : scanRows(config, pipeline);
-    stop.abort();
-    await running;
-    await pipeline.events.drain();
+    const synced = failure() === undefined;
+    const checked = pipeline.pods.size;
+    if (config.scan.repair && synced) await onePass(pipeline);
+    const records = synced ? scanRecords(config, pipeline, written) : [];
+    // Deleted pods are gone or terminating; labelled, reported, refused and held ones are still broken.
+    const stillBroken = records.filter((record) => {
+      const facts = pipeline.pods.get(podKey(record.namespace, record.name));
+      return facts !== undefined && detect(facts, config.rules, oneShotContext(pipeline)).broken;
+    }).length;
+    await stop();
     await transport.close();
-    if (failure !== undefined) throw failure;
-    process.stdout.write(render(rows, config.scan.output));
+    if (!synced) throw failure();
+    const report = { scope: scanScope(config), counts: scanCounts(checked, records), pods: records };
+    process.stdout.write(renderScan(report, config.scan.output));
     if (config.scan.repair) process.stderr.write(`${await repairSummary(metrics)}\n`);
     await flushLogger(logger);
-    return rows.length === 0 ? 0 : 1;
+    return stillBroken === 0 ? 0 : 1;
   } catch (error) {
-    stop.abort();
     await reportError(logger, error);
     return 2;
   }
 }
 
-/** What run would do with each broken pod now, in namespace/name order. */
-function scanRows(config: Config, pipeline: Pipeline): ScanRow[] {
-  const pods = [...pipeline.pods.values()].sort((a, b) =>
-    a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace),
-  );
-  const rows: ScanRow[] = [];
+/**
+ * One record per broken pod, in namespace/name order: what was written to it in this run (--repair), else what
+ * run would do with it now. Pods written to and since gone (deleted) keep their record.
+ */
+function scanRecords(config: Config, pipeline: Pipeline, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
+  const records = new Map(written);
   // The pace applies in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
   const pace = pipeline.guards.dryPace();
-  // Scan has no memory of when a pod entered ambient scope or an agent turned Ready: it goes by the pod's and the
-  // kubelet's own times (run counts from its own sight as well, so it may wait longer than this shows).
-  const context = {
-    ...pipeline.context(),
-    seenUnenrolledSince: undefined,
-    agentsReadySince: (node: string, rule: string) => pipeline.guards.agentsReadySince(node, rule, "claimed"),
-  };
-  for (const facts of pods) {
-    const verdict = detect(facts, config.rules, context);
-    if (!verdict.broken) continue;
-    const mode = modeFor(config.mode, config.rules, verdict.rule);
-    const decision = decide({
-      facts,
-      verdict,
-      mode,
-      label: config.label,
-      alreadyHandled: false,
-      deleteBarePods: config.deleteBarePods,
-      guards: mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule, { pace }),
-    });
-    if (isPaced(decision)) pipeline.guards.commitPace(podKey(facts.namespace, facts.name), pace);
-    const action =
-      decision.kind === "hold" ? `hold: ${decision.reason}` : decision.kind === "act" ? decision.action : decision.kind;
-    const detail = decision.kind === "hold" ? decision.detail : decision.kind === "skip" ? decision.reason : "";
-    rows.push({
-      namespace: facts.namespace,
-      pod: facts.name,
-      node: facts.nodeName ?? "",
-      rule: verdict.rule,
-      reason: verdict.reason,
-      action,
-      detail,
-    });
+  for (const facts of [...pipeline.pods.values()].sort(byName)) {
+    const key = podKey(facts.namespace, facts.name);
+    if (records.has(key)) continue;
+    const { verdict, decision } = judgePod(config, pipeline, facts, pace);
+    if (verdict.broken) records.set(key, scanRecord(config, facts, verdict, decision));
   }
-  return rows;
+  return [...records.values()].sort(byName);
 }
+
+const byName = (a: { namespace: string; name: string }, b: { namespace: string; name: string }): number =>
+  a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace);
 
 /** Waits until the controller has worked through everything queued (delayed holds stay held). */
 async function onePass(pipeline: Pipeline): Promise<void> {
@@ -122,22 +92,6 @@ async function onePass(pipeline: Pipeline): Promise<void> {
     const idle = pipeline.queue.depth === 0 && pipeline.queue.processingCount === 0;
     quietChecks = idle ? quietChecks + 1 : 0;
   }
-}
-
-function render(rows: readonly ScanRow[], output: "table" | "json"): string {
-  if (output === "json") return `${JSON.stringify(rows, null, 2)}\n`;
-  if (rows.length === 0) return "No broken pods found.\n";
-  return formatTable(
-    ["NAMESPACE", "POD", "NODE", "RULE", "REASON", "ACTION"],
-    rows.map((row) => [
-      row.namespace,
-      row.pod,
-      row.node,
-      row.rule,
-      row.reason,
-      row.detail ? `${row.action} (${row.detail})` : row.action,
-    ]),
-  );
 }
 
 async function repairSummary(metrics: ReturnType<typeof createMetrics>): Promise<string> {

@@ -42,6 +42,8 @@ export type Config = {
   readonly httpPort: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
+  /** --log-format or its variable was given (scan logs text on a terminal unless JSON was asked for). */
+  readonly logFormatGiven: boolean;
   readonly shutdownTimeoutMs: number;
   /** Pods in other namespaces are ignored; empty: all namespaces. */
   readonly namespaces: readonly string[];
@@ -80,7 +82,12 @@ export type Config = {
   readonly scan: { readonly output: "table" | "json"; readonly repair: boolean };
 };
 
-export type ParsedConfig = { readonly command: Command; readonly config: Config };
+export type ParsedConfig = {
+  readonly command: Command;
+  readonly config: Config;
+  /** explain's pod. */
+  readonly target?: { readonly namespace: string; readonly name: string };
+};
 
 /**
  * Flags win over CNI_REPAIR_* env vars, which win over defaults. Throws ConfigError naming the flag
@@ -102,7 +109,11 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
     const fromArgv = args.settings.get(name);
     if (fromArgv !== undefined) given.set(name, fromArgv);
   }
-  return { command: args.command, config: toConfig(parseValues(given), given) };
+  return {
+    command: args.command,
+    config: toConfig(parseValues(given), given),
+    ...(args.target && { target: args.target }),
+  };
 }
 
 /** The config with every flag at its default. */
@@ -199,6 +210,7 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
     httpPort: values["http-port"],
     logLevel: values["log-level"],
     logFormat: values["log-format"],
+    logFormatGiven: given.has("log-format"),
     shutdownTimeoutMs: values["shutdown-timeout"],
     namespaces,
     excludeNamespaces: values["exclude-namespaces"],

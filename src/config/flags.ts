@@ -346,7 +346,7 @@ export const flags = {
   output: enumFlag(["table", "json"], {
     short: "o",
     default: "table",
-    help: "scan: output format.",
+    help: "scan, explain: output format.",
   }),
   repair: boolFlag({ help: "scan: make one pass of repairs under every guard, then exit." }),
   "log-level": enumFlag(["error", "warn", "info", "debug"], { default: "info", help: "Least severe level logged." }),

@@ -4,12 +4,17 @@ import { parseArgs } from "node:util";
 import { ConfigError, invalidValue } from "./config-error.js";
 import { type FlagName, flags, isFlagName } from "./flags.js";
 
-export type Command = "run" | "scan" | "help" | "version";
+export type Command = "run" | "scan" | "explain" | "help" | "version";
 
 /** The text a flag was given, and where from ("--mode" or "CNI_REPAIR_MODE"), for error messages. */
 export type Setting = { readonly text: string; readonly source: string };
 
-export type Args = { readonly command: Command; readonly settings: ReadonlyMap<FlagName, Setting> };
+export type Args = {
+  readonly command: Command;
+  readonly settings: ReadonlyMap<FlagName, Setting>;
+  /** explain's <namespace>/<pod>. */
+  readonly target?: { readonly namespace: string; readonly name: string };
+};
 
 const parseOptions = Object.fromEntries(
   Object.entries(flags).map(([name, flag]) => [
@@ -52,13 +57,31 @@ export function readArgs(argv: readonly string[]): Args {
     }
     settings.set(name, { text: token.value, source });
   }
+  if (positionals[0] === "explain")
+    return { command: commandOf(["explain"], settings), settings, target: target(positionals) };
   return { command: commandOf(positionals, settings), settings };
+}
+
+/** explain takes exactly one <namespace>/<pod>. */
+function target(positionals: readonly string[]): { namespace: string; name: string } {
+  const [, given, ...rest] = positionals;
+  if (given === undefined) throw new ConfigError("explain needs a pod: cni-repair explain <namespace>/<pod>");
+  if (rest.length > 0) {
+    throw new ConfigError(
+      `unexpected arguments after explain ${given}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`,
+    );
+  }
+  const [namespace, name, ...more] = given.split("/");
+  if (!namespace || !name || more.length > 0) {
+    throw new ConfigError(`explain: ${JSON.stringify(given)} is not <namespace>/<pod>`);
+  }
+  return { namespace, name };
 }
 
 function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Command {
   const [first, ...rest] = positionals;
-  if (first !== undefined && first !== "run" && first !== "scan") {
-    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, scan, --help or --version`);
+  if (first !== undefined && first !== "run" && first !== "scan" && first !== "explain") {
+    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, scan, explain, --help or --version`);
   }
   if (rest.length > 0) {
     throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);

@@ -43,7 +43,16 @@ export type ReconcilerDeps = {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Each write's outcome with the decision behind it (scan --repair reports these). */
+  readonly onOutcome?: (facts: PodFacts, verdict: BrokenVerdict, decision: Decision, outcome: RepairOutcome) => void;
 };
+
+/** What the log line says happened; report mode sends a dry-run delete, so it would have deleted. */
+const OUTCOME_MESSAGES = {
+  success: "repaired broken pod",
+  dry_run: "would delete broken pod",
+  skip: "repair skipped",
+} as const;
 
 /** After a 409 the facts are stale; the fresh ones arrive over the watch within moments. */
 const CONFLICT_RECHECK_MS = 1_000;
@@ -132,6 +141,7 @@ export class Reconciler {
         this.#release(key);
         const outcome = await this.#act(decision.action, facts, verdict);
         this.#record(outcome, fields, entry.sinceMs);
+        this.#deps.onOutcome?.(facts, verdict, decision, outcome);
         if (outcome.result === "success" || outcome.result === "dry_run") {
           if (decision.action !== "label") this.#handled.set(key, facts.uid);
           return { kind: "done" };
@@ -173,6 +183,7 @@ export class Reconciler {
     if (decision.label) {
       const outcome = await this.#deps.repairer.label(facts, verdict);
       this.#record(outcome, fields, undefined);
+      this.#deps.onOutcome?.(facts, verdict, decision, outcome);
     }
     if (decision.retryAfterMs === undefined) return { kind: "done" };
     return { kind: "requeue", afterMs: decision.retryAfterMs, keepFailures: decision.reason === "rate_limit" };
@@ -215,7 +226,7 @@ export class Reconciler {
     if (sinceMs !== undefined && (outcome.result === "success" || outcome.result === "dry_run")) {
       metrics.repairLatencySeconds.observe(Math.max(0, this.#now() - sinceMs) / 1000);
     }
-    logger.info(outcome.result === "skip" ? "repair skipped" : "repaired broken pod", line);
+    logger.info(OUTCOME_MESSAGES[outcome.result], line);
   }
 
   /** The pod is no longer held (acted on, healed, or gone) and waits for no deletion slot. */

@@ -40,7 +40,7 @@ const matches = (t: Termination, rule: ValidatorRule): boolean =>
     t.message?.includes(rule.messageContains) === true);
 
 /** Where the rejection shows: "state" (terminated now, e.g. restartPolicy Never) or "lastState" (restart loop). */
-function rejection(c: InitContainerFacts, rule: ValidatorRule): { where: string; t: Termination } | undefined {
+export function rejection(c: InitContainerFacts, rule: ValidatorRule): { where: string; t: Termination } | undefined {
   const state = c.state;
   if (typeof state !== "string") {
     // The validator has since passed: redirection is in place now, nothing to repair.

@@ -26,7 +26,8 @@ export class LogNarrator {
     const rule = typeof line.rule === "string" ? line.rule : "";
     const why = typeof line.reason === "string" ? ` — ${rule}: ${line.reason}` : "";
     switch (line.msg) {
-      case "repaired broken pod": {
+      case "repaired broken pod":
+      case "would delete broken pod": {
         const verb = VERBS[String(line.action)] ?? String(line.action);
         return this.#once(`${pod} ${line.uid} ${line.action}`, `  ✔ ${verb} ${pod}${why}`);
       }

@@ -67,7 +67,7 @@ describe("istio-ambient preset", () => {
     expect(await t.metric("cni_repair_pods_repaired_total", { type: "report", result: "dry_run" })).to.equal(3);
     const events = await repairEvents(controlPlane(), namespace);
     expect(events).to.include("missing:BrokenPodDetected");
-    const [line] = t.controller.logsWith("repaired broken pod", { pod: "pending" });
+    const [line] = t.controller.logsWith("would delete broken pod", { pod: "pending" });
     expect(line?.reason).to.match(/^not enrolled: pending for \d+ s$/);
   });
 

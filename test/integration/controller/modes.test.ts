@@ -86,4 +86,15 @@ describe("controller in label and report modes", () => {
       (await repairEvents(controlPlane(), namespace)).includes("to-report:BrokenPodDetected"),
     );
   });
+
+  it("logs say what happened: broken pods counted at sync, and report mode would delete (no 'repaired')", async () => {
+    for (const name of ["a", "b", "c"]) await createPodInState(api, { namespace, name });
+    await createPodInState(api, { namespace, name: "fine" }, { validator: { kind: "succeeded" } });
+    await t.start(["--mode=report"]);
+    await waitFor("the sync line", () => t.controller.logsWith("cache synced; repairing").length === 1);
+    expect(t.controller.logsWith("cache synced; repairing")[0]).to.include({ pods: 4, broken: 3 });
+    await waitFor("three reports", () => t.controller.logsWith("would delete broken pod").length === 3);
+    expect(t.controller.logsWith("would delete broken pod")[0]).to.include({ action: "report", result: "dry_run" });
+    expect(t.controller.logsWith("repaired broken pod")).to.deep.equal([]);
+  });
 });

@@ -1,15 +1,31 @@
-// `cni-repair scan`: the table, JSON and exit codes for a seeded namespace, and one repair pass with --repair.
-import { CoreV1Api } from "@kubernetes/client-node";
+// `cni-repair scan`: the table, JSON and exit codes for a seeded namespace, and one repair pass with --repair
+// (its permission self-check, and a 403 on one pod shown as that pod's result).
+import { CoreV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { controllerDeletes } from "../../harness/audit-log.js";
+import type { ScanReport } from "../../../src/cli/scan-output.js";
+import { statusOf } from "../../harness/api-errors.js";
+import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { runCommand } from "../../harness/controller-process.js";
+import { type InCluster, inClusterIdentity } from "../../harness/in-cluster.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+import { refuseDeletes, UNDELETABLE_LABEL } from "../monitoring/scenario.js";
+
+const READ_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] };
+const WRITE_EVENTS: V1PolicyRule = { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] };
+const LABEL_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] };
 
 describe("cni-repair scan", () => {
   let api: CoreV1Api;
   let namespace: string;
+  let identity: InCluster | undefined;
+
+  afterEach(() => {
+    identity?.cleanup();
+    identity = undefined;
+  });
 
   beforeEach(async () => {
     api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
@@ -36,53 +52,147 @@ describe("cni-repair scan", () => {
     );
   };
 
-  it("prints a table of broken pods with what run would do, and exits 1", async () => {
+  it("prints a table of broken pods with what run would do, the scope and the count checked, and exits 1", async () => {
     await seed();
     const result = await scan();
     expect(result.code, result.stderr).to.equal(1);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).to.match(/^NAMESPACE +POD +NODE +RULE +REASON +ACTION$/);
-    expect(lines).to.have.length(4);
+    expect(lines).to.have.length(5);
     expect(lines[1]).to.match(
       new RegExp(`^${namespace} +a-broken +n1 +istio +istio-validation exited 126 \\(lastState\\) +delete$`),
     );
-    expect(lines[2]).to.match(/c-bare +n2 +istio .* hold: bare_pod \(no controlling owner/);
+    // run labels a bare pod in delete mode (it only holds it from deletion): scan says so.
+    expect(lines[2]).to.match(/c-bare +n2 +istio .* label \(held from delete: bare_pod: no controlling owner/);
     expect(lines[3]).to.match(/d-finished +n2 +istio +istio-validation exited 126 \(state\) +hold: terminal/);
+    expect(lines[4]).to.equal(
+      `4 pods checked (all namespaces, field selector metadata.namespace=${namespace}), 3 broken.`,
+    );
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
+    // Logs are human text unless JSON is asked for: nothing on stderr parses as a JSON line.
+    expect(result.stderr.split("\n").filter((line) => line.startsWith("{"))).to.deep.equal([]);
   });
 
-  it("prints JSON with -o json", async () => {
+  it("prints one JSON object with -o json: scope, counts and a structured record per broken pod", async () => {
     await seed();
     const result = await scan("-o", "json");
     expect(result.code).to.equal(1);
-    const rows = JSON.parse(result.stdout) as { pod: string; action: string }[];
-    expect(rows.map((row) => `${row.pod}:${row.action}`)).to.deep.equal([
-      "a-broken:delete",
-      "c-bare:hold: bare_pod",
-      "d-finished:hold: terminal",
-    ]);
+    const report = JSON.parse(result.stdout) as ScanReport;
+    expect(report.scope).to.deep.equal({
+      namespaces: [],
+      excludeNamespaces: [],
+      labelSelector: "",
+      fieldSelector: `metadata.namespace=${namespace}`,
+    });
+    expect(report.counts).to.deep.equal({ checked: 4, broken: 3, byAction: { delete: 1, label: 1, hold: 1 } });
+    const uids = Object.fromEntries(
+      (await api.listNamespacedPod({ namespace })).items.map((pod) => [pod.metadata?.name, pod.metadata?.uid]),
+    );
+    const [broken, bare, finished] = report.pods;
+    expect(broken).to.deep.equal({
+      namespace,
+      name: "a-broken",
+      uid: uids["a-broken"],
+      node: "n1",
+      owner: { kind: "ReplicaSet", name: "app-7d9f" },
+      rule: "istio",
+      container: "istio-validation",
+      exitCode: 126,
+      where: "lastState",
+      verdict: "broken",
+      reason: "istio-validation exited 126 (lastState)",
+      action: "delete",
+      hold: null,
+      skip: null,
+      result: null,
+    });
+    expect(bare).to.include({ name: "c-bare", owner: null, action: "label", verdict: "broken" });
+    expect(bare?.hold?.reason).to.equal("bare_pod");
+    expect(finished).to.include({ name: "d-finished", where: "state", exitCode: 126, verdict: "terminal" });
+    expect(finished).to.include({ action: "hold" });
+    expect(finished?.hold?.reason).to.equal("terminal");
   });
 
-  it("exits 0 when nothing is broken, 2 when the API server cannot be reached", async () => {
+  it("exits 0 when nothing is broken, saying how many pods it checked; a namespace with no pods says 0", async () => {
     await createPodInState(api, { namespace, name: "healthy" }, { validator: { kind: "succeeded" } });
     const clean = await scan();
     expect(clean.code).to.equal(0);
-    expect(clean.stdout).to.equal("No broken pods found.\n");
+    expect(clean.stdout).to.equal(
+      `1 pod checked (all namespaces, field selector metadata.namespace=${namespace}), 0 broken.\n`,
+    );
+
+    const nowhere = await runCommand([
+      "scan",
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      "--namespaces=no-such-namespace",
+      "--cni-agent-gate=off",
+    ]);
+    expect(nowhere.code, nowhere.stderr).to.equal(0);
+    expect(nowhere.stdout).to.match(/^0 pods checked \(namespace no-such-namespace, /);
 
     const unreachable = await runCommand(["scan", "--kubeconfig=/nonexistent/kubeconfig"]);
     expect(unreachable.code).to.equal(2);
     expect(unreachable.stderr).to.include("/nonexistent/kubeconfig");
   });
 
-  it("--repair makes one guarded pass: deletes what run would delete, leaves the held", async () => {
+  it("--repair makes one guarded pass and prints what happened: deleted, labelled, held", async () => {
     await seed();
-    const result = await scan("--repair");
+    const result = await scan("--repair", "-o", "json");
     expect(result.code, result.stderr).to.equal(1);
     expect(controllerDeletes(controlPlane().auditLogPath, namespace).map((e) => e.objectRef?.name)).to.deep.equal([
       "a-broken",
     ]);
-    expect(result.stdout).to.not.include("a-broken");
-    expect(result.stdout).to.include("c-bare").and.include("d-finished");
+    const report = JSON.parse(result.stdout) as ScanReport;
+    expect(report.pods.map((pod) => `${pod.name}:${pod.action}:${pod.result?.result ?? "-"}`)).to.deep.equal([
+      "a-broken:delete:success",
+      "c-bare:label:success",
+      "d-finished:hold:-",
+    ]);
     expect(result.stderr).to.include("delete success: 1");
+  });
+
+  it("--repair without a permission it needs exits 3 before writing anything", async () => {
+    await seed();
+    identity = await inClusterIdentity(controlPlane(), namespace, "scanner", [READ_PODS, LABEL_PODS, WRITE_EVENTS]);
+    const result = await runCommand(
+      ["scan", "--repair", `--field-selector=metadata.namespace=${namespace}`, "--cni-agent-gate=off"],
+      identity.env,
+    );
+    expect(result.code, result.stderr).to.equal(3);
+    expect(result.stderr).to.include("delete pods (cluster-wide)");
+    expect(result.stdout).to.equal("");
+    const writes = podRequests(controlPlane().auditLogPath, namespace).filter(
+      (event) => event.verb !== "get" && event.verb !== "list" && event.verb !== "watch",
+    );
+    expect(writes.filter((event) => event.user?.username?.includes("scanner"))).to.deep.equal([]);
+  });
+
+  it("--repair with a 403 on one pod shows that pod refused with its status, and the other deleted", async () => {
+    await createPodInState(api, {
+      namespace,
+      name: "a-refused",
+      owner: { kind: "ReplicaSet", name: "a-1" },
+      labels: { [UNDELETABLE_LABEL]: "true" },
+    });
+    await createPodInState(api, { namespace, name: "b-broken", owner: { kind: "ReplicaSet", name: "b-1" } });
+    const allow = await refuseDeletes(controlPlane(), namespace);
+    try {
+      await waitFor(
+        "the admission policy to refuse deletes",
+        async () =>
+          (await statusOf(api.deleteNamespacedPod({ namespace, name: "a-refused", body: { dryRun: ["All"] } }))) ===
+          403,
+      );
+      const result = await scan("--repair", "-o", "json", "--max-retries=0");
+      expect(result.code, result.stderr).to.equal(1);
+      const report = JSON.parse(result.stdout) as ScanReport;
+      const byName = Object.fromEntries(report.pods.map((pod) => [pod.name, pod.result]));
+      expect(byName["a-refused"]).to.include({ type: "delete", result: "fail", status: 403 });
+      expect(byName["b-broken"]).to.include({ type: "delete", result: "success" });
+      const table = await scan("--repair");
+      expect(table.stdout).to.match(/a-refused .* delete fail 403 /);
+    } finally {
+      await allow();
+    }
   });
 });

@@ -160,6 +160,16 @@ describe("config/parseConfig errors", () => {
     expect(errorOf(["--mode", "label", "x"]).message).to.include('"x"');
   });
 
+  it("explain takes exactly one <namespace>/<pod>", () => {
+    expect(parseConfig(["explain", "ns/pod"], {}).target).to.deep.equal({ namespace: "ns", name: "pod" });
+    expect(parseConfig(["explain", "ns/pod"], {}).command).to.equal("explain");
+    expect(errorOf(["explain"]).message).to.include("explain needs a pod: cni-repair explain <namespace>/<pod>");
+    expect(errorOf(["explain", "pod"]).message).to.equal('explain: "pod" is not <namespace>/<pod>');
+    expect(errorOf(["explain", "a/b/c"]).message).to.equal('explain: "a/b/c" is not <namespace>/<pod>');
+    expect(errorOf(["explain", "/pod"]).message).to.include("is not <namespace>/<pod>");
+    expect(errorOf(["explain", "ns/a", "ns/b"]).message).to.include('unexpected arguments after explain ns/a: "ns/b"');
+  });
+
   it("rejects a bad boolean value", () => {
     expect(errorOf(["--help=yes"]).message).to.equal('invalid --help "yes": expected true, false, 1 or 0');
   });

@@ -229,6 +229,7 @@ describe("config/parseConfig values", () => {
       httpPort: 8080,
       logLevel: "info",
       logFormat: "json",
+      logFormatGiven: false,
       shutdownTimeoutMs: 20_000,
       namespaces: [],
       excludeNamespaces: [],

@@ -1,0 +1,170 @@
+// The whole judgement `run` would make about one pod now, as data: the rule it falls under (or why none), the
+// validator's states, the verdict, what each guard says (the node's agents with when they turned Ready), and the
+// decision in each mode. Built from the pipeline's caches with judgePod (the one policy function); writes nothing.
+import type { Config, Mode } from "../config/config.js";
+import type { GuardView } from "../decide/decide.js";
+import { meshRule } from "../detect/detect.js";
+import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
+import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
+import { actionOf, judgePod, oneShotContext } from "./judge.js";
+import type { Pipeline } from "./pipeline.js";
+
+type TerminationView = { readonly exitCode: number; readonly reason: string | null };
+type DecisionView = {
+  readonly action: string;
+  readonly hold: { readonly reason: string; readonly detail: string; readonly until: string | null } | null;
+  readonly skip: string | null;
+};
+
+export type Explanation = {
+  readonly pod: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly uid: string;
+    readonly node: string | null;
+    readonly phase: string | null;
+    readonly owner: { readonly kind: string; readonly name: string } | null;
+    readonly staticPod: boolean;
+    readonly deleting: boolean;
+  };
+  /** Whether run watches this pod at all (its namespace and selectors). */
+  readonly scope: { readonly watched: boolean; readonly detail: string };
+  /** The mesh rule the pod falls under, or null with why no rule applies. */
+  readonly rule: { readonly name: string | null; readonly detail: string };
+  readonly validator: {
+    readonly container: string;
+    readonly state: TerminationView | "running" | "waiting" | "unknown" | "absent";
+    readonly lastState: TerminationView | null;
+  } | null;
+  readonly verdict: { readonly broken: boolean; readonly reason: string; readonly terminal: boolean };
+  readonly agents: readonly AgentView[];
+  readonly guards: GuardView;
+  /** What run does now in the configured mode. */
+  readonly mode: Mode;
+  readonly decision: DecisionView;
+  /** What run would do in each mode. */
+  readonly modes: Readonly<Record<Mode, DecisionView>>;
+};
+
+type AgentView = {
+  readonly what: string;
+  readonly node: string;
+  readonly pod: string;
+  readonly ready: boolean;
+  /** When its Ready condition turned True by the kubelet, and when this process first saw it Ready. */
+  readonly readySince: string | null;
+  readonly seenReadySince: string | null;
+  readonly minReadySeconds: number;
+};
+
+const MODES: readonly Mode[] = ["delete", "label", "report"];
+
+export function explainPod(config: Config, pipeline: Pipeline, facts: PodFacts, watched: boolean): Explanation {
+  const nowMs = Date.now();
+  const judged = (mode: Mode) => judgePod(config, pipeline, facts, pipeline.guards.dryPace(), { mode });
+  const now = judged(config.mode);
+  const view = (decision: ReturnType<typeof judged>["decision"]): DecisionView => ({
+    action: actionOf(decision),
+    hold:
+      decision.kind === "hold"
+        ? {
+            reason: decision.reason,
+            detail: decision.detail,
+            until: decision.retryAfterMs === undefined ? null : new Date(nowMs + decision.retryAfterMs).toISOString(),
+          }
+        : null,
+    skip: decision.kind === "skip" ? decision.reason : null,
+  });
+  const rule = meshRule(facts, config.rules, oneShotContext(pipeline));
+  const verdict = now.verdict;
+  return {
+    pod: {
+      namespace: facts.namespace,
+      name: facts.name,
+      uid: facts.uid,
+      node: facts.nodeName ?? null,
+      phase: facts.phase ?? null,
+      owner: facts.owner ? { kind: facts.owner.kind, name: facts.owner.name } : null,
+      staticPod: facts.staticPod,
+      deleting: facts.deleting,
+    },
+    scope: {
+      watched,
+      detail: watched
+        ? "run watches this pod"
+        : "outside run's scope (--namespaces, --exclude-namespaces, --label-selector, --field-selector): run never sees it",
+    },
+    rule: rule ? { name: rule.name, detail: ruleDetail(rule) } : { name: null, detail: whyNoRule(facts, config.rules) },
+    validator: validatorView(facts, rule),
+    verdict: verdict.broken
+      ? { broken: true, reason: verdict.reason, terminal: verdict.terminal }
+      : {
+          broken: false,
+          reason: facts.deleting ? "already being deleted" : "no rule finds it broken",
+          terminal: false,
+        },
+    agents: agentViews(pipeline, facts, verdict.broken ? verdict.rule : rule?.name),
+    guards: now.guards,
+    mode: config.mode,
+    decision: view(now.decision),
+    modes: Object.fromEntries(MODES.map((mode) => [mode, view(judged(mode).decision)])) as Record<Mode, DecisionView>,
+  };
+}
+
+const ruleDetail = (rule: Rule): string =>
+  isAmbient(rule)
+    ? "in Istio ambient scope (pod or namespace label)"
+    : `carries the mesh's marker; validator init container ${rule.initContainer}`;
+
+const markerText = (kind: string, marker: Marker): string =>
+  `${kind} ${marker.key}${marker.value === undefined ? "" : `=${marker.value}`}`;
+
+const lacks = (values: Readonly<Record<string, string>>, marker: Marker): boolean =>
+  !Object.hasOwn(values, marker.key) || (marker.value !== undefined && values[marker.key] !== marker.value);
+
+/** For each rule, the first thing the pod lacks: "istio: no annotation sidecar.istio.io/status; …". */
+function whyNoRule(facts: PodFacts, rules: readonly Rule[]): string {
+  return rules
+    .map((rule) => {
+      if (isAmbient(rule)) return `${rule.name}: not in ambient scope`;
+      if (rule.requiredAnnotation && lacks(facts.annotations, rule.requiredAnnotation))
+        return `${rule.name}: missing ${markerText("annotation", rule.requiredAnnotation)}`;
+      if (rule.requiredLabel && lacks(facts.labels, rule.requiredLabel))
+        return `${rule.name}: missing ${markerText("label", rule.requiredLabel)}`;
+      return `${rule.name}: no init container ${rule.initContainer}`;
+    })
+    .join("; ");
+}
+
+function validatorView(facts: PodFacts, rule: Rule | undefined): Explanation["validator"] {
+  if (rule === undefined || isAmbient(rule)) return null;
+  const container = facts.initContainers.find((c) => c.name === rule.initContainer);
+  return {
+    container: rule.initContainer,
+    state: container === undefined ? "absent" : stateView(container.state),
+    lastState: container?.lastTermination === undefined ? null : terminationView(container.lastTermination),
+  };
+}
+
+const terminationView = (t: Termination): TerminationView => ({ exitCode: t.exitCode, reason: t.reason ?? null });
+const stateView = (state: ContainerState) => (typeof state === "string" ? state : terminationView(state));
+
+/** The node agents the rule's deletions wait for, on the pod's node. */
+function agentViews(pipeline: Pipeline, facts: PodFacts, ruleName: string | undefined): AgentView[] {
+  const node = facts.nodeName ?? "";
+  const iso = (ms: number | undefined) =>
+    ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
+  return (pipeline.agentGates.get(ruleName ?? "") ?? []).flatMap((gate) =>
+    [...gate.agents.store.values()]
+      .filter((agent) => agent.nodeName === node)
+      .map((agent) => ({
+        what: gate.what,
+        node,
+        pod: `${agent.namespace}/${agent.name}`,
+        ready: agent.readySinceMs !== undefined,
+        readySince: iso(agent.readySinceMs),
+        seenReadySince: iso(agent.seenReadyAtMs),
+        minReadySeconds: gate.minReadyMs / 1000,
+      })),
+  );
+}

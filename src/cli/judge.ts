@@ -1,0 +1,70 @@
+// What `run` would decide about one pod right now, from a pipeline's caches: detection, the mode under the pod's
+// rule, the guard view and the one policy function. Shared by `scan` and `explain`; it writes nothing.
+import type { Config, Mode } from "../config/config.js";
+import type { GuardView } from "../decide/decide.js";
+import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
+import { type DetectContext, detect, type Verdict } from "../detect/detect.js";
+import { type PodFacts, podKey } from "../detect/facts.js";
+import type { Pace } from "../safety/guards.js";
+import type { Pipeline } from "./pipeline.js";
+
+export type Judgement = {
+  readonly verdict: Verdict;
+  /** The action `run` takes for this pod's rule in the configured mode (ambient rules report in delete mode). */
+  readonly mode: Mode | undefined;
+  readonly guards: GuardView;
+  readonly decision: Decision;
+};
+
+/** `pace`: a copy of the deletion pace (SafetyGuards.dryPace) that this call spends from when the pod is paced. */
+export function judgePod(
+  config: Config,
+  pipeline: Pipeline,
+  facts: PodFacts,
+  pace: Pace,
+  options: { mode?: Mode } = {},
+): Judgement {
+  const verdict = detect(facts, config.rules, oneShotContext(pipeline));
+  if (!verdict.broken) return { verdict, mode: undefined, guards: {}, decision: { kind: "healthy" } };
+  const mode = modeFor(options.mode ?? config.mode, config.rules, verdict.rule);
+  const guards = mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule, { pace });
+  const decision = decide({
+    facts,
+    verdict,
+    mode,
+    label: config.label,
+    alreadyHandled: false,
+    deleteBarePods: config.deleteBarePods,
+    guards,
+  });
+  if (isPaced(decision)) pipeline.guards.commitPace(podKey(facts.namespace, facts.name), pace);
+  return { verdict, mode, guards, decision };
+}
+
+/**
+ * Detection's context for a one-shot command. It has no memory of when a pod entered ambient scope or an agent
+ * turned Ready: it goes by the pod's and the kubelet's own times (run counts from its own sight as well, so it may
+ * wait longer than this shows).
+ */
+export function oneShotContext(pipeline: Pipeline): DetectContext {
+  return {
+    ...pipeline.context(),
+    seenUnenrolledSince: undefined,
+    agentsReadySince: (node: string, rule: string) => pipeline.guards.agentsReadySince(node, rule, "claimed"),
+  };
+}
+
+/** The one word for what happens to the pod: the mode's action, "hold", "skip" or "none" (healthy). */
+export function actionOf(decision: Decision): string {
+  switch (decision.kind) {
+    case "act":
+      return decision.action;
+    case "hold":
+      // A bare pod in delete mode is held from deletion but labelled for a human: the write that happens.
+      return decision.label ? "label" : "hold";
+    case "skip":
+      return "skip";
+    case "healthy":
+      return "none";
+  }
+}

@@ -1,0 +1,80 @@
+// What `scan` prints: the scope it looked in, the counts, and the per-pod records as a table or one JSON object.
+import type { Config } from "../config/config.js";
+import type { ScanRecord } from "./scan-record.js";
+import { formatTable } from "./table.js";
+
+export type ScanScope = {
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly excludeNamespaces: readonly string[];
+  readonly labelSelector: string;
+  readonly fieldSelector: string;
+};
+
+export type ScanCounts = {
+  /** Pods listed in the scope (the cache after the first list). */
+  readonly checked: number;
+  readonly broken: number;
+  /** Broken pods by what run does (or, after --repair, did) with them: delete, label, report, hold, skip. */
+  readonly byAction: Readonly<Record<string, number>>;
+};
+
+export type ScanReport = {
+  readonly scope: ScanScope;
+  readonly counts: ScanCounts;
+  readonly pods: readonly ScanRecord[];
+};
+
+export function scanScope(config: Config): ScanScope {
+  return {
+    namespaces: config.namespaces,
+    excludeNamespaces: config.excludeNamespaces,
+    labelSelector: config.labelSelector,
+    fieldSelector: config.fieldSelector,
+  };
+}
+
+export function scanCounts(checked: number, pods: readonly ScanRecord[]): ScanCounts {
+  const byAction: Record<string, number> = {};
+  for (const pod of pods) byAction[pod.action] = (byAction[pod.action] ?? 0) + 1;
+  return { checked, broken: pods.length, byAction };
+}
+
+/** "namespace foo, field selector metadata.namespace=foo": enough to tell a wrong scope from a healthy one. */
+export function describeScope(scope: ScanScope): string {
+  const parts = [
+    scope.namespaces.length === 0
+      ? "all namespaces"
+      : `${scope.namespaces.length === 1 ? "namespace" : "namespaces"} ${scope.namespaces.join(", ")}`,
+  ];
+  if (scope.excludeNamespaces.length > 0) parts.push(`excluding ${scope.excludeNamespaces.join(", ")}`);
+  if (scope.labelSelector !== "") parts.push(`label selector ${scope.labelSelector}`);
+  if (scope.fieldSelector !== "") parts.push(`field selector ${scope.fieldSelector}`);
+  return parts.join(", ");
+}
+
+export function renderScan(report: ScanReport, output: "table" | "json"): string {
+  if (output === "json") return `${JSON.stringify(report, null, 2)}\n`;
+  const { checked, broken } = report.counts;
+  const summary = `${checked} ${checked === 1 ? "pod" : "pods"} checked (${describeScope(report.scope)}), ${broken} broken.\n`;
+  if (report.pods.length === 0) return summary;
+  const repaired = report.pods.some((pod) => pod.result !== null);
+  const table = formatTable(
+    ["NAMESPACE", "POD", "NODE", "RULE", "REASON", repaired ? "RESULT" : "ACTION"],
+    report.pods.map((pod) => [pod.namespace, pod.name, pod.node ?? "", pod.rule, pod.reason, actionText(pod)]),
+  );
+  return `${table}${summary}`;
+}
+
+/** "delete", "hold: bare_pod (…)", "label (held from delete: bare_pod …)", "delete fail 403 (…)". */
+function actionText(pod: ScanRecord): string {
+  const why = pod.hold ? `${pod.hold.reason}: ${pod.hold.detail}` : pod.skip;
+  if (pod.result !== null) {
+    const status = pod.result.status === null ? "" : ` ${pod.result.status}`;
+    const detail = pod.result.detail ?? why;
+    return `${pod.result.type} ${pod.result.result}${status}${detail ? ` (${detail})` : ""}`;
+  }
+  if (pod.action === "hold") return `hold: ${pod.hold?.reason} (${pod.hold?.detail})`;
+  if (pod.action === "skip") return `skip (${pod.skip})`;
+  return pod.hold ? `${pod.action} (held from delete: ${why})` : pod.action;
+}
