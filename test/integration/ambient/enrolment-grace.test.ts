@@ -61,7 +61,8 @@ describe("ambient enrolment grace", () => {
         await sleep(1_000);
         expect(sentAbout("late")).to.deep.equal([]);
         expect(await eventsAbout("late")).to.deep.equal([]);
-        const [line] = t.controller.logsWith("repaired broken pod", { pod: "never" });
+        const outcome = action === "report" ? "would delete broken pod" : "repaired broken pod";
+        const [line] = t.controller.logsWith(outcome, { pod: "never" });
         expect(line?.graceStarted).to.match(/\(entered ambient scope \(seen by this controller\)\)$/);
       });
     }
@@ -80,7 +81,8 @@ describe("ambient enrolment grace", () => {
     const restartedAt = Date.now();
     await t.start(["--preset=istio-ambient", GRACE]);
     expect((await firstActedAt("never")) - restartedAt).to.be.at.least(GRACE_MS);
-    const [line] = t.controller.logsWith("repaired broken pod", { pod: "never" });
+    // The ambient rule's default action is to report: a dry-run delete.
+    const [line] = t.controller.logsWith("would delete broken pod", { pod: "never" });
     expect(Date.parse(String(line?.graceStarted).split(" ")[0] ?? "")).to.be.at.least(restartedAt);
   });
 
