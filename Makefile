@@ -113,6 +113,7 @@ chart-package: ## Lint (strict) and package the Helm chart as $(CHART_OUT)/cni-r
 build: deps ## Compile TypeScript (src, test, bench) into dist/
 	rm -rf dist
 	npx tsc -p tsconfig.json
+	echo "$(GIT_REVISION)" >dist/revision
 
 .PHONY: lint
 lint: deps ## Lint and check formatting (Biome)

@@ -54,6 +54,7 @@ quietly npm ci --prefix "$work/modules/app" --omit=dev --ignore-scripts --no-aud
 rm "$work/modules/app/package.json" "$work/modules/app/package-lock.json"
 cp -R "$repo_root/dist/src" "$work/app/app/dist/src"
 cp "$repo_root/package.json" "$work/app/app/"
+echo "$GIT_REVISION" >"$work/app/app/dist/revision"
 "$image_dir/layer-tar.sh" "$work/modules" "$work/modules.tar"
 "$image_dir/layer-tar.sh" "$work/app" "$work/app.tar"
 

@@ -6,7 +6,7 @@ import { helpText } from "../config/help.js";
 import { runController } from "./run-controller.js";
 import { runExplain } from "./run-explain.js";
 import { runScan } from "./run-scan.js";
-import { VERSION } from "./version.js";
+import { versionText } from "./version.js";
 
 /** Exit codes: 0 clean stop, 1 runtime failure, 2 bad configuration (like most CLIs' usage errors). */
 async function main(): Promise<number> {
@@ -23,7 +23,7 @@ async function main(): Promise<number> {
       process.stdout.write(helpText());
       return 0;
     case "version":
-      process.stdout.write(`cni-repair ${VERSION}\n`);
+      process.stdout.write(versionText());
       return 0;
     case "run":
       return await runController(parsed.config);

@@ -11,7 +11,7 @@ import { connectCluster } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
 import { buildPipeline } from "./pipeline.js";
-import { VERSION } from "./version.js";
+import { REVISION, VERSION } from "./version.js";
 
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
@@ -23,9 +23,13 @@ export async function runController(config: Config): Promise<number> {
   // 1. Logs and metrics first, so everything after can report.
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   const log = logger.child({ component: "main" });
-  log.info("starting cni-repair", { version: VERSION, config: loggableConfig(config) });
+  log.info("starting cni-repair", { version: VERSION, revision: REVISION, config: loggableConfig(config) });
   const registry = new Registry();
-  const metrics = createMetrics(registry, { ruleNames: config.rules.map((rule) => rule.name), version: VERSION });
+  const metrics = createMetrics(registry, {
+    ruleNames: config.rules.map((rule) => rule.name),
+    version: VERSION,
+    revision: REVISION,
+  });
 
   // 2. The connection. Bad credentials are fatal; an unreachable server is not (the reflectors retry).
   let transport: KubeTransport;

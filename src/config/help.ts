@@ -9,6 +9,7 @@ export function helpText(): string {
     "       cni-repair scan [flags]      list broken pods once and what run would do (exit 0: none, 1: some)",
     "       cni-repair explain <namespace>/<pod> [flags]",
     "                                    why run would (not) repair this pod now, guard by guard (exit 1: no such pod)",
+    "       cni-repair version           the version, the commit built from and the Node.js version",
     "",
     "Finds pods whose service-mesh CNI validator init container failed and repairs them.",
     "Every flag can also be set by the env var shown; a flag on the command line wins.",

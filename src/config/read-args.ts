@@ -80,8 +80,10 @@ function target(positionals: readonly string[]): { namespace: string; name: stri
 
 function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Command {
   const [first, ...rest] = positionals;
-  if (first !== undefined && first !== "run" && first !== "scan" && first !== "explain") {
-    throw new ConfigError(`unknown command ${JSON.stringify(first)}: expected run, scan, explain, --help or --version`);
+  if (first !== undefined && !isSubcommand(first)) {
+    throw new ConfigError(
+      `unknown command ${JSON.stringify(first)}: expected run, scan, explain, version, --help or --version`,
+    );
   }
   if (rest.length > 0) {
     throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
@@ -89,6 +91,12 @@ function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagNam
   if (isSet(settings, "help")) return "help";
   if (isSet(settings, "version")) return "version";
   return first ?? "run";
+}
+
+const SUBCOMMANDS = ["run", "scan", "explain", "version"] as const;
+
+function isSubcommand(word: string): word is (typeof SUBCOMMANDS)[number] {
+  return (SUBCOMMANDS as readonly string[]).includes(word);
 }
 
 function isSet(settings: ReadonlyMap<FlagName, Setting>, name: "help" | "version"): boolean {

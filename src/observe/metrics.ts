@@ -86,13 +86,15 @@ export type Metrics = {
   /** cni_repair_leader: 1 while this replica holds the Lease (or runs without election). */
   readonly leader: Gauge<never>;
   /** cni_repair_build_info, always 1. */
-  readonly buildInfo: LabelledGauge<{ version: string }>;
+  readonly buildInfo: LabelledGauge<{ version: string; revision: string; node_version: string }>;
 };
 
 export type MetricsOptions = {
   /** Rule names known at start-up, so their series exist (at zero) before the first detection. */
   readonly ruleNames: readonly string[];
   readonly version: string;
+  /** The commit built from ("unknown" when the build did not record it). */
+  readonly revision?: string;
 };
 
 /** Registers every metric, plus prom-client's process metrics, on `registry` only. */
@@ -209,7 +211,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   const buildInfo = new Gauge({
     name: "cni_repair_build_info",
     help: "Build information; always 1.",
-    labelNames: ["version"] as const,
+    labelNames: ["version", "revision", "node_version"] as const,
     registers,
   });
 
@@ -223,7 +225,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   }
   for (const reason of WATCH_RESTART_REASONS) watchRestarts.inc({ reason }, 0);
   for (const type of WATCH_EVENT_TYPES) watchEvents.inc({ type }, 0);
-  buildInfo.set({ version: opts.version }, 1);
+  buildInfo.set({ version: opts.version, revision: opts.revision ?? "unknown", node_version: process.version }, 1);
   for (const reason of HOLD_REASONS) {
     podsHeld.set({ reason }, 0);
     holdsTotal.inc({ reason }, 0);

@@ -1,4 +1,5 @@
 // The command line: bad flags exit 2 naming the value, help and version, and the HTTP endpoints.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,9 +37,12 @@ describe("cni-repair command line", () => {
     const help = await runCommand(["--help"]);
     expect(help.code).to.equal(0);
     expect(help.stdout).to.include("--max-retries").and.include("CNI_REPAIR_MAX_RETRIES");
-    const version = await runCommand(["--version"]);
-    expect(version.code).to.equal(0);
-    expect(version.stdout).to.match(/^cni-repair \d+\.\d+\.\d+/);
+    const revision = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    for (const args of [["--version"], ["version"]]) {
+      const version = await runCommand(args);
+      expect(version.code, args.join(" ")).to.equal(0);
+      expect(version.stdout).to.equal(`cni-repair 0.1.0 (commit ${revision}, node ${process.version})\n`);
+    }
   });
 
   it("exits 1 with a clear message when the kubeconfig does not exist", async () => {
@@ -53,7 +57,10 @@ describe("cni-repair command line", () => {
     });
     const metrics = await controller.get("/metrics");
     expect(metrics.status).to.equal(200);
-    expect(metrics.body).to.include('cni_repair_build_info{version="0.1.0"} 1');
+    const revision = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    expect(metrics.body).to.include(
+      `cni_repair_build_info{version="0.1.0",revision="${revision}",node_version="${process.version}"} 1`,
+    );
     expect(metrics.body).to.include('cni_repair_pods_repaired_total{type="delete",result="skip"} 0');
     expect(metrics.body).to.include("process_resident_memory_bytes");
     expect((await controller.get("/healthz")).status).to.equal(200);

@@ -7,7 +7,7 @@ import { createMetrics, DURATION_BUCKETS } from "../../../src/observe/metrics.js
 describe("observe/metrics", () => {
   it("initialises every known label combination to zero", async () => {
     const registry = new Registry();
-    createMetrics(registry, { ruleNames: ["istio", "linkerd"], version: "1.2.3" });
+    createMetrics(registry, { ruleNames: ["istio", "linkerd"], version: "1.2.3", revision: "abc123" });
     const text = await registry.metrics();
 
     for (const type of ["delete", "label", "report"]) {
@@ -38,7 +38,9 @@ describe("observe/metrics", () => {
       expect(text).to.include(`\n${name} 0\n`);
     }
     expect(text).to.include("# TYPE cni_repair_api_requests_total counter");
-    expect(text).to.include('cni_repair_build_info{version="1.2.3"} 1\n');
+    expect(text).to.include(
+      `cni_repair_build_info{version="1.2.3",revision="abc123",node_version="${process.version}"} 1\n`,
+    );
     expect(text).to.include("process_cpu_user_seconds_total");
   });
 
@@ -75,7 +77,9 @@ describe("observe/metrics", () => {
     expect(textA).to.include('cni_repair_watch_restarts_total{reason="gone"} 0\n');
     expect(textB).to.include('cni_repair_pods_repaired_total{type="delete",result="success"} 0\n');
     expect(textB).to.include('cni_repair_watch_restarts_total{reason="gone"} 1\n');
-    expect(textB).to.include('cni_repair_build_info{version="b"} 1\n');
+    expect(textB).to.include(
+      `cni_repair_build_info{version="b",revision="unknown",node_version="${process.version}"} 1\n`,
+    );
     expect(textB).not.to.include('version="a"');
   });
 });
