@@ -3,7 +3,7 @@ import type { Explanation } from "./explain.js";
 
 export function renderExplanation(explanation: Explanation, output: "table" | "json"): string {
   if (output === "json") return `${JSON.stringify(explanation, null, 2)}\n`;
-  const { pod, scope, rule, validator, verdict, agents, guards, decision, modes } = explanation;
+  const { pod, scope, rule, validator, verdict, agents, storm, guards, decision, modes } = explanation;
   const owner = pod.owner ? `${pod.owner.kind}/${pod.owner.name}` : "none (bare pod)";
   const lines = [
     `Pod:        ${pod.namespace}/${pod.name} (uid ${pod.uid})`,
@@ -25,6 +25,7 @@ export function renderExplanation(explanation: Explanation, output: "table" | "j
       : "not Ready";
     lines.push(`Agent:      ${agent.what} ${agent.pod}: ${since}; ${agent.minReadySeconds} s required`);
   }
+  lines.push(`Storm:      ${storm.node}; ${storm.cluster}`);
   for (const [guard, said] of Object.entries(guards)) lines.push(`Guard:      ${guard}: ${said.detail}`);
   lines.push(`Now (${explanation.mode}): ${decisionText(decision)}`);
   for (const [mode, view] of Object.entries(modes)) lines.push(`  in ${mode} mode: ${decisionText(view)}`);

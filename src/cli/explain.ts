@@ -38,6 +38,9 @@ export type Explanation = {
   } | null;
   readonly verdict: { readonly broken: boolean; readonly reason: string; readonly terminal: boolean };
   readonly agents: readonly AgentView[];
+  /** The storm breaker's share on the pod's node and in the cluster, open or not. */
+  readonly storm: { readonly node: string; readonly cluster: string };
+  /** What each guard objects to now (absent: no objection). */
   readonly guards: GuardView;
   /** What run does now in the configured mode. */
   readonly mode: Mode;
@@ -104,6 +107,10 @@ export function explainPod(config: Config, pipeline: Pipeline, facts: PodFacts, 
           terminal: false,
         },
     agents: agentViews(pipeline, facts, verdict.broken ? verdict.rule : rule?.name),
+    storm: {
+      node: pipeline.guards.storm.describe("node", facts.nodeName ?? ""),
+      cluster: pipeline.guards.storm.describe("cluster", ""),
+    },
     guards: now.guards,
     mode: config.mode,
     decision: view(now.decision),

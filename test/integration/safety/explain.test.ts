@@ -56,6 +56,9 @@ describe("cni-repair explain", () => {
       terminal: false,
     });
     expect(explained.guards).to.deep.equal({});
+    // One meshed pod, broken, on n1: the share is there even while the breaker stays shut (under --storm-min-broken).
+    expect(explained.storm.node).to.match(/^1 of 1 meshed pods broken on node n1 \(more than 50%/);
+    expect(explained.storm.cluster).to.match(/^1 of 1 meshed pods broken in the cluster/);
     expect(explained.mode).to.equal("delete");
     expect(explained.decision).to.deep.equal({ action: "delete", hold: null, skip: null });
     expect(explained.modes.label.action).to.equal("label");
