@@ -298,6 +298,46 @@ describe("safety/token-bucket", () => {
       expect(worst.excess, worst.at).to.be.at.most(0);
     });
 
+    it("holds when a slot is claimed late and the next one on time (fast-check seed -1059308820)", () => {
+      // 48 a minute: one token each 1,250 ms. Before: grants at 0, 1,654 and 2,500 ms (two in 846 ms).
+      const alone = runOps(
+        [
+          { kind: "take", key: "a" },
+          { kind: "take", key: "a" }, // reserved for 1,250 ms
+          { kind: "advance", ms: 1_654 }, // claimed 404 ms late
+          { kind: "take", key: "a" },
+          { kind: "advance", ms: 846 },
+          { kind: "take", key: "a" },
+        ],
+        1,
+        48,
+      );
+      // Two holders in line: the first claims late, the second comes exactly at its own slot.
+      const inLine = runOps(
+        [
+          { kind: "take", key: "a" }, // granted at 0 s
+          { kind: "take", key: "b" }, // due at 1 s
+          { kind: "take", key: "c" }, // due at 2 s
+          { kind: "advance", ms: 1_900 },
+          { kind: "take", key: "b" }, // 900 ms late
+          { kind: "advance", ms: 100 },
+          { kind: "take", key: "c" }, // on time by the old schedule: must wait
+          { kind: "advance", ms: 900 },
+          { kind: "take", key: "c" },
+        ],
+        1,
+        60,
+      );
+      for (const [grants, rate] of [
+        [alone, 48],
+        [inLine, 60],
+      ] as const) {
+        const worst = worstOvershoot(grants, 1, rate);
+        expect(worst.excess, worst.at).to.be.at.most(1e-9);
+      }
+      expect(inLine).to.have.length(3);
+    });
+
     it("holds when a reservation ahead of others is cancelled (today: burst 1, yet two grants at one instant)", () => {
       const grants = runOps(
         [
