@@ -2,6 +2,7 @@
 // Without this a deleted pod with spec.nodeName stays Terminating forever here (no kubelet), and in-flight
 // deletion limits would never see a deletion finish. It also tells the bench when each victim was deleted.
 import { setTimeout as sleep } from "node:timers/promises";
+import { messageOf } from "../../src/util/message-of.js";
 import { type BenchClient, podPath } from "./kube-client.js";
 import { VICTIM_LABEL, victimKey } from "./victims.js";
 
@@ -70,7 +71,7 @@ export class FakeKubelet {
         }
       } catch (error) {
         if (this.#stop.signal.aborted) return;
-        console.error(`fake kubelet: watch failed, retrying: ${(error as Error).message}`);
+        console.error(`fake kubelet: watch failed, retrying: ${messageOf(error)}`);
         resourceVersion = "";
         await sleep(500);
       }
@@ -96,7 +97,7 @@ export class FakeKubelet {
         },
         true,
       )
-      .catch((error: unknown) => console.error(`fake kubelet: ${(error as Error).message}`))
+      .catch((error: unknown) => console.error(`fake kubelet: ${messageOf(error)}`))
       .finally(() => this.#finishing--);
   }
 }

@@ -3,6 +3,7 @@
 // Running them side by side costs one soak per run instead of one per controller and round; memory is per
 // process, so sharing the machine changes how fast they work, not what they keep.
 import { setTimeout as sleep } from "node:timers/promises";
+import { messageOf } from "../../src/util/message-of.js";
 import { Churn } from "../lib/churn.js";
 import { type ControllerKind, type StartedController, startController } from "../lib/controllers.js";
 import { nodeCount } from "../lib/population.js";
@@ -97,7 +98,7 @@ export async function runSoak(ctx: BenchContext, size: number): Promise<SoakResu
     await sleep(SETTLE_MS);
     await sampleAll(Math.round(elapsed()));
   } catch (error) {
-    errors.push((error as Error).message.split("\n")[0] ?? String(error));
+    errors.push(messageOf(error).split("\n")[0] ?? "");
   } finally {
     await churn.stop();
     for (const { started } of running) await started.process.stop();

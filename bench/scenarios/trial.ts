@@ -2,6 +2,7 @@
 // memory after churn (2) and, at the largest size, mass repair (4). Every figure comes from this one process.
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { messageOf } from "../../src/util/message-of.js";
 import { Churn } from "../lib/churn.js";
 import { type ControllerKind, type StartedController, startController } from "../lib/controllers.js";
 import type { MemoryReading } from "../probe/preload.js";
@@ -114,7 +115,7 @@ export async function runTrial(ctx: BenchContext, plan: TrialPlan): Promise<Tria
 
     if (plan.withMass) result.mass = await massRepair(ctx, plan.size, params.massPods, 120_000);
   } catch (error) {
-    result.error = (error as Error).message.split("\n")[0] ?? String(error);
+    result.error = messageOf(error).split("\n")[0] ?? "";
   } finally {
     await churn.stop();
     if (started) result.exitCode = await started.process.stop();

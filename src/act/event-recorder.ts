@@ -6,6 +6,7 @@ import { ApiError } from "../kube/api-error.js";
 import { createPodEvent, type PodEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
+import { messageOf } from "../util/message-of.js";
 
 /** Pods whose Events are remembered; the oldest is dropped first once full. */
 const MAX_REMEMBERED_PODS = 50_000;
@@ -52,7 +53,7 @@ export class EventRecorder {
     this.#remember(uid, dedupKey);
     if (this.#writers.size >= MAX_WAITING_EVENTS) {
       // Dropped for good (still remembered), so a pod retried while the server is slow warns once, not each time.
-      this.#failed(event, new Error(`dropped: ${MAX_WAITING_EVENTS} events already wait to be written`));
+      this.#failed(event, `dropped: ${MAX_WAITING_EVENTS} events already wait to be written`);
       return;
     }
     void this.#writers.add(() => this.#write(event, dedupKey));
@@ -95,7 +96,7 @@ export class EventRecorder {
         // An Event is a courtesy to humans; the repair it describes has already happened. Forget it so a
         // later attempt at the same pod may write it.
         this.#recorded.get(event.pod.uid)?.delete(dedupKey);
-        this.#failed(event, error as Error);
+        this.#failed(event, messageOf(error));
         return;
       }
     }
@@ -107,13 +108,13 @@ export class EventRecorder {
     if (waitMs > 0) await sleep(waitMs, undefined, { signal: this.#retrying.signal });
   }
 
-  #failed(event: PodEvent, error: Error): void {
+  #failed(event: PodEvent, error: string): void {
     this.#onFailure();
     this.#logger.warn("could not record event", {
       namespace: event.pod.namespace,
       pod: event.pod.name,
       reason: event.reason,
-      error: error.message,
+      error,
     });
   }
 

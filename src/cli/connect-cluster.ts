@@ -7,6 +7,7 @@ import { KubeTransport } from "../kube/transport.js";
 import { whoAmI } from "../kube/whoami.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
+import { messageOf } from "../util/message-of.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -35,7 +36,7 @@ export async function connectCluster(config: Config, metrics: Metrics, log: Logg
     }
     log.warn("cannot reach the API server yet; will keep trying", {
       server: transport.server,
-      error: (error as Error).message,
+      error: messageOf(error),
     });
   }
   return transport;

@@ -4,6 +4,7 @@ import { isAmbient } from "../detect/rule.js";
 import { describeMissing, missingPermissions, requiredPermissions } from "../kube/access-review.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
+import { messageOf } from "../util/message-of.js";
 import { leaseNamespace } from "./election.js";
 
 /** Returns the report of missing permissions, or undefined when all are there (or cannot be checked yet). */
@@ -31,7 +32,7 @@ export async function checkPermissions(
     return describeMissing(missing);
   } catch (error) {
     // The server may simply not be up yet; the controller does not refuse to start for that.
-    log.warn("could not check permissions", { error: (error as Error).message });
+    log.warn("could not check permissions", { error: messageOf(error) });
     return undefined;
   }
 }

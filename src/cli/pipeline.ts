@@ -21,6 +21,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { WorkQueue } from "../queue/work-queue.js";
 import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
+import { messageOf } from "../util/message-of.js";
 import { buildNodeAgents } from "./node-agents.js";
 
 export type Pipeline = {
@@ -251,7 +252,7 @@ function watchObserver<T>(
     },
     watchRestart: (reason, error) => {
       metrics.watchRestarts.inc({ reason });
-      const fields = { reason, ...(error !== undefined && { error: (error as Error).message }) };
+      const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };
       if (reason === "timeout") log.debug("watch restarted", fields);
       else log.warn("watch restarted", fields);
       if (reason === "error" || reason === "gone") own.error?.(error);

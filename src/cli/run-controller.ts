@@ -7,6 +7,7 @@ import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
 import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { messageOf } from "../util/message-of.js";
 import { connectCluster } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
@@ -36,7 +37,7 @@ export async function runController(config: Config): Promise<number> {
   try {
     transport = await connectCluster(config, metrics, log);
   } catch (error) {
-    log.error("cannot connect", { error: (error as Error).message });
+    log.error("cannot connect", { error: messageOf(error) });
     await flushLogger(logger);
     return 1;
   }
@@ -96,7 +97,7 @@ export async function runController(config: Config): Promise<number> {
     log.error("cannot start the HTTP server", {
       address: config.httpAddress,
       port: config.httpPort,
-      error: (error as Error).message,
+      error: messageOf(error),
     });
     eventLoop.stop();
     await transport.close();

@@ -11,6 +11,7 @@ import type { WorkQueue } from "../queue/work-queue.js";
 import type { SafetyGuards } from "../safety/guards.js";
 import type { Holds } from "../safety/holds.js";
 import type { PodStanding, StormTransition } from "../safety/storm-breaker.js";
+import { messageOf } from "../util/message-of.js";
 import type { BrokenPods } from "./broken-pods.js";
 import type { Reconciler } from "./reconciler.js";
 
@@ -176,8 +177,11 @@ export class Controller {
       }
     } catch (error) {
       // A bug or an unexpected error must not kill the worker: log it and retry like a failed action.
-      logger.error("reconcile threw", { key, error: (error as Error).stack ?? String(error) });
-      this.#retry(key, 0, (error as Error).message, maxRetries);
+      logger.error("reconcile threw", {
+        key,
+        error: error instanceof Error && error.stack ? error.stack : String(error),
+      });
+      this.#retry(key, 0, messageOf(error), maxRetries);
     } finally {
       timer();
       queue.done(key);

@@ -5,7 +5,7 @@ import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
-import type { HoldReason } from "../safety/holds.js";
+import type { HoldReason } from "../safety/hold-reasons.js";
 
 export type Decision =
   /** Nothing is wrong with the pod (any longer). */

@@ -2,6 +2,7 @@
 import { ApiError } from "../kube/api-error.js";
 import type { Logger } from "../observe/logger.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+import { messageOf } from "../util/message-of.js";
 import { LeaseClient, type LeaseTransport } from "./lease-client.js";
 import {
   claimRecord,
@@ -299,8 +300,4 @@ export class LeaderElector {
 
 function isConflict(error: unknown): boolean {
   return error instanceof ApiError && error.status === 409;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -10,8 +10,4 @@ export class PodStore extends FactsStore<PodFacts> {
   constructor() {
     super((facts) => podKey(facts.namespace, facts.name), sameFacts);
   }
-
-  delete(namespace: string, name: string): PodChange | undefined {
-    return this.remove(podKey(namespace, name));
-  }
 }

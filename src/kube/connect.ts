@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { type Cluster, type Context, KubeConfig, type User } from "@kubernetes/client-node";
+import { messageOf } from "../util/message-of.js";
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -85,7 +86,7 @@ function readKubeconfigFile(file: string, origin: string): KubeConfig {
   try {
     config.loadFromFile(file);
   } catch (error) {
-    throw new Error(`${origin} file "${file}" is not a valid kubeconfig: ${(error as Error).message}`, {
+    throw new Error(`${origin} file "${file}" is not a valid kubeconfig: ${messageOf(error)}`, {
       cause: error,
     });
   }

@@ -1,7 +1,7 @@
 // Every Prometheus metric the controller exports, created on a caller-supplied registry.
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
-import { HOLD_REASONS, type HoldReason } from "../safety/holds.js";
+import { HOLD_REASONS, type HoldReason } from "../safety/hold-reasons.js";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
 export type RepairType = (typeof REPAIR_TYPES)[number];

@@ -1,20 +1,7 @@
 // Broken pods we are deliberately not repairing right now, and why: the pods_held gauge and holds_total.
 import type { PodFacts } from "../detect/facts.js";
 import type { LabelledCounter, LabelledGauge } from "../observe/metrics.js";
-
-export const HOLD_REASONS = [
-  "rate_limit",
-  "node_inflight",
-  "namespace_inflight",
-  "cni_agent_not_ready",
-  "ztunnel_not_ready",
-  "loop_backoff",
-  "storm",
-  "bare_pod",
-  "static_pod",
-  "terminal",
-] as const;
-export type HoldReason = (typeof HOLD_REASONS)[number];
+import type { HoldReason } from "./hold-reasons.js";
 
 type Held = { readonly uid: string; readonly reason: HoldReason; readonly node: string; readonly namespace: string };
 
@@ -50,10 +37,6 @@ export class Holds {
     this.#held.delete(key);
     this.#gauge.dec({ reason: existing.reason });
     return existing.reason;
-  }
-
-  reasonOf(key: string): HoldReason | undefined {
-    return this.#held.get(key)?.reason;
   }
 
   /** Keys held for one of the reasons, optionally only on one node or in one namespace. */

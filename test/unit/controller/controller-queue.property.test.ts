@@ -16,7 +16,7 @@ import { createMetrics } from "../../../src/observe/metrics.js";
 import { WorkQueue } from "../../../src/queue/work-queue.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import { Holds } from "../../../src/safety/holds.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 
 const KEYS = ["ns/a", "ns/b", "ns/c", "ns/d"];
 const WORKERS = 2;

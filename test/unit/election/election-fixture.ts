@@ -2,7 +2,7 @@
 import { Writable } from "node:stream";
 import { LeaderElector, type LeaderElectorOptions } from "../../../src/election/leader-elector.js";
 import { createLogger, flushLogger } from "../../../src/observe/logger.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 import { FakeLeaseApi, NAME, NAMESPACE } from "./fake-lease-api.js";
 
 export const START = Date.UTC(2026, 0, 1);

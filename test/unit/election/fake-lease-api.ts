@@ -2,7 +2,7 @@
 import type { Lease, LeaseSpec } from "../../../src/election/lease-record.js";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { ApiResponse, RequestOptions, Verb } from "../../../src/kube/transport.js";
-import type { FakeClock } from "../../../src/util/fake-clock.js";
+import type { FakeClock } from "../fake-clock.js";
 
 export const NAMESPACE = "cni-repair";
 export const NAME = "cni-repair-leader";

@@ -126,7 +126,7 @@ describe("informer/PodStore (property)", () => {
               const key = podKey(op.namespace, op.name);
               const previous = model.get(key);
               const expected = previous === undefined ? undefined : { key, previous, current: undefined };
-              expectSameChange(store.delete(op.namespace, op.name), expected);
+              expectSameChange(store.remove(podKey(op.namespace, op.name)), expected);
               model.delete(key);
               break;
             }

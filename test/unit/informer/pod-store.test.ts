@@ -100,7 +100,7 @@ describe("informer/PodStore", () => {
       const a = pod("a");
       store.upsert(a);
       store.upsert(pod("b"));
-      const change = store.delete("shop", "a");
+      const change = store.remove(podKey("shop", "a"));
       expect(change).to.deep.equal({ key: "shop/a", previous: a, current: undefined });
       expect(change?.previous).to.equal(a);
       expect(store.get("shop/a")).to.equal(undefined);
@@ -110,23 +110,23 @@ describe("informer/PodStore", () => {
     it("returns undefined for an unknown pod and changes nothing", () => {
       const store = new PodStore();
       store.upsert(pod("a"));
-      expect(store.delete("shop", "zzz")).to.equal(undefined);
-      expect(store.delete("other", "a")).to.equal(undefined);
+      expect(store.remove(podKey("shop", "zzz"))).to.equal(undefined);
+      expect(store.remove(podKey("other", "a"))).to.equal(undefined);
       expect(store.size).to.equal(1);
     });
 
     it("returns undefined the second time", () => {
       const store = new PodStore();
       store.upsert(pod("a"));
-      expect(store.delete("shop", "a")).to.not.equal(undefined);
-      expect(store.delete("shop", "a")).to.equal(undefined);
+      expect(store.remove(podKey("shop", "a"))).to.not.equal(undefined);
+      expect(store.remove(podKey("shop", "a"))).to.equal(undefined);
     });
 
     it("lets a later upsert of the same key count as new again", () => {
       const store = new PodStore();
       const a = pod("a");
       store.upsert(a);
-      store.delete("shop", "a");
+      store.remove(podKey("shop", "a"));
       expect(store.upsert(a)).to.deep.equal({ key: "shop/a", previous: undefined, current: a });
     });
   });
@@ -207,7 +207,7 @@ describe("informer/PodStore", () => {
       const store = new PodStore();
       store.replaceAll(listOf(pod("a")));
       expect(store.upsert(pod("b"))?.previous).to.equal(undefined);
-      expect(store.delete("shop", "a")?.key).to.equal("shop/a");
+      expect(store.remove(podKey("shop", "a"))?.key).to.equal("shop/a");
       expect([...store.values()].map((p) => p.name)).to.deep.equal(["b"]);
     });
   });

@@ -2,7 +2,7 @@
 
 import { expect } from "chai";
 import fc from "fast-check";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 
 describe("FakeClock", () => {
   it("starts at the given time and moves only on advance", () => {

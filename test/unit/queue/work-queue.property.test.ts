@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { WorkQueue } from "../../../src/queue/work-queue.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 
 const KEYS = ["a", "b", "c", "d", "e"];
 const WORKERS = 3;

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { WorkQueue, type WorkQueueOptions } from "../../../src/queue/work-queue.js";
 import { systemClock } from "../../../src/util/clock.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 
 const policy = { baseMs: 100, maxMs: 1000, factor: 2 };
 

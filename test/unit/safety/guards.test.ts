@@ -4,8 +4,8 @@ import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
 import { type GuardOptions, SafetyGuards } from "../../../src/safety/guards.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
 import { podFacts } from "../detect/pod-facts-builder.js";
+import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;
 const START = Date.parse("2025-03-04T10:20:00Z");

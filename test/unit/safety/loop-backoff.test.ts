@@ -4,8 +4,8 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { LoopBackoff } from "../../../src/safety/loop-backoff.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
 import { podFacts } from "../detect/pod-facts-builder.js";
+import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

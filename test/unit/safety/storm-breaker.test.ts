@@ -4,8 +4,8 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "../../../src/safety/storm-breaker.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
 import { podFacts } from "../detect/pod-facts-builder.js";
+import { FakeClock } from "../fake-clock.js";
 
 const HEALTHY: PodStanding = { meshed: true, broken: false };
 const BROKEN: PodStanding = { meshed: true, broken: true };

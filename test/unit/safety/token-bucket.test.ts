@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { TokenBucket } from "../../../src/safety/token-bucket.js";
-import { FakeClock } from "../../../src/util/fake-clock.js";
+import { FakeClock } from "../fake-clock.js";
 
 const START = Date.parse("2025-03-04T10:00:00Z");
 

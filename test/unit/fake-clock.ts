@@ -1,7 +1,7 @@
 // A Clock for tests whose time moves only when the test advances it.
 
 import { setImmediate as nextMacrotask } from "node:timers/promises";
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock, TimerHandle } from "../../src/util/clock.js";
 
 type FakeTimer = { readonly due: number; readonly seq: number; readonly callback: () => void };
 

@@ -1,0 +1,15 @@
+// Why a broken pod is held back: the label values of cni_repair_pods_held and cni_repair_holds_total.
+
+export const HOLD_REASONS = [
+  "rate_limit",
+  "node_inflight",
+  "namespace_inflight",
+  "cni_agent_not_ready",
+  "ztunnel_not_ready",
+  "loop_backoff",
+  "storm",
+  "bare_pod",
+  "static_pod",
+  "terminal",
+] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
