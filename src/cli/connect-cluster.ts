@@ -1,7 +1,6 @@
 // Opens the connection both commands use: credentials from config, one transport, and a who-am-I probe.
 import type { Config } from "../config/config.js";
-import { loadKubeConfig } from "../kube/connect.js";
-import { describeCredentials } from "../kube/credentials.js";
+import { loadCredentials } from "../kube/connect.js";
 import { fatalConnectError } from "../kube/fatal-connect-error.js";
 import { KubeTransport } from "../kube/transport.js";
 import { whoAmI } from "../kube/whoami.js";
@@ -17,11 +16,11 @@ import { VERSION } from "./version.js";
  */
 export async function connectCluster(config: Config, metrics: Metrics, log: Logger): Promise<KubeTransport> {
   const settings = { kubeconfig: config.kubeconfig ?? "", context: config.context ?? "" };
-  const { config: kubeConfig, source } = loadKubeConfig(settings);
-  const transport = new KubeTransport(kubeConfig, {
+  const { credentials, source, reload } = await loadCredentials(settings);
+  const transport = new KubeTransport(credentials, {
     userAgent: `cni-repair/${VERSION}`,
     observe: (verb, code) => metrics.apiRequests.inc({ verb, code }),
-    reload: () => loadKubeConfig(settings).config,
+    reload,
     // A dead connection is dropped within one stall timeout, so the restarted watch dials a live one.
     connectionCheckMs: config.watchStallTimeoutMs / 2,
   });
@@ -29,7 +28,7 @@ export async function connectCluster(config: Config, metrics: Metrics, log: Logg
   try {
     log.info("connected", { server: transport.server, identity: await whoAmI(transport) });
   } catch (error) {
-    const fatal = fatalConnectError(error, transport.server, describeCredentials(transport.kubeConfig));
+    const fatal = fatalConnectError(error, transport.server, transport.credentials.describe());
     if (fatal !== undefined) {
       await transport.close();
       throw new Error(`${fatal}; credentials from ${source}`, { cause: error });

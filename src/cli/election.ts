@@ -1,23 +1,25 @@
 // Leader election as the controller uses it: where the Lease lives, and an elector wired to the leader metric.
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../config/config.js";
 import { electionIdentity } from "../election/identity.js";
 import { LeaderElector } from "../election/leader-elector.js";
+import type { ClusterCredentials } from "../kube/cluster-credentials.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 
 /**
  * --leader-election-namespace, else POD_NAMESPACE, else the current context's namespace (kubectl's default: the
- * kubeconfig context's, or in cluster the service account's namespace file, which client-node puts in its
- * in-cluster context), else `default`.
+ * kubeconfig context's, or in cluster the service account's namespace file), else `default`.
  */
-export function leaseNamespace(config: Config, kubeConfig: KubeConfig, env: NodeJS.ProcessEnv = process.env): string {
+export function leaseNamespace(
+  config: Config,
+  credentials: ClusterCredentials,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const configured = config.leaderElection?.namespace;
   if (configured) return configured;
   if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
-  const context = kubeConfig.getContextObject(kubeConfig.getCurrentContext());
-  return context?.namespace?.trim() || "default";
+  return credentials.namespace || "default";
 }
 
 /** An elector for the configured Lease, or undefined when election is off. */
@@ -31,7 +33,7 @@ export function createElector(
   if (!election) return undefined;
   return new LeaderElector({
     transport,
-    namespace: leaseNamespace(config, transport.kubeConfig),
+    namespace: leaseNamespace(config, transport.credentials),
     name: election.id,
     identity: electionIdentity(process.env.POD_NAME),
     leaseDurationMs: election.leaseDurationMs,

@@ -18,7 +18,7 @@ export async function checkPermissions(
     mode: config.mode,
     deleteBarePods: config.deleteBarePods,
     electing: config.leaderElection !== undefined,
-    leaseNamespace: leaseNamespace(config, transport.kubeConfig),
+    leaseNamespace: leaseNamespace(config, transport.credentials),
     ...(config.leaderElection && { leaseName: config.leaderElection.id }),
     ...(single !== undefined && { watchNamespace: single }),
     watchNamespaces: config.rules.some(isAmbient),

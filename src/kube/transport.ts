@@ -1,11 +1,12 @@
-// HTTP to the API server: client-node's kubeconfig auth and TLS, one pooled connection agent, raw JSON.
+// HTTP to the API server: the credentials' auth and TLS, one pooled connection agent, raw JSON.
 //
-// Why not client-node's generated API classes for the hot paths: they build a new undici Agent (a new TLS
+// Why hand-written and not client-node's generated API classes: they build a new undici Agent (a new TLS
 // handshake) per request, and deserialize every Pod into class instances with Date objects, which the
-// compact cache would throw away at once. Here the JSON goes straight to the facts transform.
-import type { KubeConfig } from "@kubernetes/client-node";
+// compact cache would throw away at once; and loading them costs ~90 MB of RSS, more than a node agent's whole
+// budget. Here the JSON goes straight to the facts transform, over one agent.
 import { Agent, type Dispatcher, fetch, type Response } from "undici";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
+import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 
@@ -31,10 +32,10 @@ export type TransportOptions = {
   readonly userAgent: string;
   readonly observe?: RequestObserver;
   /**
-   * Loads the credentials afresh (a new KubeConfig re-reads token files and re-runs exec plugins, whose tokens
-   * client-node caches): called after a 401, in case they were rotated. Without it a 401 only re-reads headers.
+   * Loads the credentials afresh (re-reads token files, re-runs exec plugins, whose tokens client-node caches):
+   * called after a 401, in case they were rotated. Without it a 401 only re-reads headers.
    */
-  readonly reload?: () => KubeConfig;
+  readonly reload?: () => ClusterCredentials;
   /**
    * HTTP/2 PING interval: a connection whose PING is still unanswered at the next one is dropped, so requests
    * after a silent network failure dial afresh instead of queueing on a dead connection. Default 60 s.
@@ -46,10 +47,10 @@ export class KubeTransport {
   readonly server: string;
   /** What fetch is given instead of the server's URL (see origin pinning below). */
   readonly #fetchBase: string;
-  #config: KubeConfig;
+  #credentialsSource: ClusterCredentials;
   readonly #observe: RequestObserver;
   readonly #userAgent: string;
-  readonly #reload: (() => KubeConfig) | undefined;
+  readonly #reload: (() => ClusterCredentials) | undefined;
   readonly #connectionCheckMs: number;
   #dispatcher: Dispatcher | undefined;
   #headers: Record<string, string> = {};
@@ -60,22 +61,19 @@ export class KubeTransport {
   #reloadedAs: number | undefined;
   #rejected = false;
 
-  constructor(config: KubeConfig, options: TransportOptions) {
-    const cluster = config.getCurrentCluster();
-    if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
-    if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
-    this.server = cluster.server.replace(/\/+$/, "");
+  constructor(credentials: ClusterCredentials, options: TransportOptions) {
+    this.server = credentials.server;
     this.#fetchBase = withoutPort(this.server);
-    this.#config = config;
+    this.#credentialsSource = credentials;
     this.#observe = options.observe ?? (() => {});
     this.#userAgent = options.userAgent;
     this.#reload = options.reload;
     this.#connectionCheckMs = options.connectionCheckMs ?? 60_000;
   }
 
-  /** The configuration the current credentials come from (for error messages). */
-  get kubeConfig(): KubeConfig {
-    return this.#config;
+  /** The current credentials (for error messages and the default namespace). */
+  get credentials(): ClusterCredentials {
+    return this.#credentialsSource;
   }
 
   /**
@@ -160,23 +158,19 @@ export class KubeTransport {
     // Answered to credentials already replaced: the next request carries the new ones.
     if (credentials !== this.#credentials) return;
     if (this.#reloadedAs === credentials) this.#rejected = true;
-    if (this.#reload) this.#config = this.#reload();
+    if (this.#reload) this.#credentialsSource = this.#reload();
     this.#headersReadAt = Number.NEGATIVE_INFINITY;
     this.#reloadedAs = credentials + 1;
   }
 
-  /** client-node resolves the credentials (token, token file, exec plugin, client cert) and TLS settings. */
+  /** The credentials' headers (re-read every AUTH_REFRESH_MS) and the one connection agent. */
   async #credentialsAndConnections(): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
     if (this.#dispatcher && performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) {
       return { headers: this.#headers, dispatcher: this.#dispatcher };
     }
-    const options: { headers?: Record<string, unknown>; auth?: string } & TlsOptions = { headers: {} };
-    await this.#config.applyToHTTPSOptions(options);
-    const headers: Record<string, string> = {};
-    for (const [key, value] of Object.entries(options.headers ?? {})) headers[key.toLowerCase()] = String(value);
-    if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString("base64")}`;
+    const { headers, tls: serverTls } = await this.#credentialsSource.authenticate();
     // TLS material is read once: the agent keeps connections open across credential refreshes.
-    const tls = this.server.startsWith("https:") ? options : {};
+    const tls = this.server.startsWith("https:") ? serverTls : {};
     const dispatcher =
       this.#dispatcher ?? pinnedTo(this.server, this.#fetchBase, createAgent(tls, this.#connectionCheckMs));
     this.#dispatcher = dispatcher;
@@ -186,14 +180,6 @@ export class KubeTransport {
     return { headers, dispatcher };
   }
 }
-
-type TlsOptions = {
-  ca?: string | Buffer;
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  rejectUnauthorized?: boolean;
-  servername?: string;
-};
 
 /**
  * fetch refuses the WHATWG "bad ports" (6000, 6665-6669, 10080, …) before it dispatches anything, and has no option

@@ -9,6 +9,7 @@ import {
   type Permission,
   requiredPermissions,
 } from "../../src/kube/access-review.js";
+import { KubeConfigCredentials } from "../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../src/kube/transport.js";
 import { type InCluster, inClusterIdentity } from "../harness/in-cluster.js";
 import { createTestNamespace } from "../harness/namespaces.js";
@@ -43,7 +44,9 @@ describe("permission self-check (SelfSubjectAccessReview)", () => {
     identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", rules);
     const root = identity.env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "";
     const token = readFileSync(join(root, "var/run/secrets/kubernetes.io/serviceaccount/token"), "utf8");
-    transport = new KubeTransport(controlPlane().kubeConfig(token, "cni-repair"), { userAgent: "cni-repair/test" });
+    transport = new KubeTransport(new KubeConfigCredentials(controlPlane().kubeConfig(token, "cni-repair")), {
+      userAgent: "cni-repair/test",
+    });
     return transport;
   };
   const needed = () =>

@@ -5,6 +5,7 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { EventRecorder } from "../../../src/act/event-recorder.js";
 import type { PodEvent } from "../../../src/kube/events-api.js";
+import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
@@ -29,7 +30,7 @@ describe("event recorder", () => {
     proxy = await HttpFaultProxy.start(plane.apiServerAddress, plane.servingCertFiles);
     const viaProxy = new KubeConfig();
     viaProxy.loadFromFile(kubeconfigVia(plane, proxy.port, "events"));
-    transport = new KubeTransport(viaProxy, { userAgent: "cni-repair/test" });
+    transport = new KubeTransport(new KubeConfigCredentials(viaProxy), { userAgent: "cni-repair/test" });
     failures = 0;
     warnings = [];
     const logger = createLogger({

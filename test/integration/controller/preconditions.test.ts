@@ -14,6 +14,7 @@ import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { PodStore } from "../../../src/informer/pod-store.js";
+import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
@@ -39,7 +40,7 @@ describe("precondition safety", () => {
     const kubeConfig = controlPlane().kubeConfig();
     api = kubeConfig.makeApiClient(CoreV1Api);
     namespace = await createTestNamespace(api);
-    transport = new KubeTransport(kubeConfig, { userAgent: "cni-repair/test" });
+    transport = new KubeTransport(new KubeConfigCredentials(kubeConfig), { userAgent: "cni-repair/test" });
     registry = new Registry();
     const metrics = createMetrics(registry, { ruleNames: ["istio"], version: "test" });
     const logger = createLogger({

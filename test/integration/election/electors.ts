@@ -2,6 +2,7 @@
 import { Writable } from "node:stream";
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { LeaderElector } from "../../../src/election/leader-elector.js";
+import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
@@ -80,7 +81,7 @@ export function transportVia(plane: ControlPlane, server: string, token?: string
   for (const entry of config.clusters) entry.cluster.server = server;
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromString(JSON.stringify(config));
-  return new KubeTransport(kubeConfig, { userAgent: "cni-repair/test" });
+  return new KubeTransport(new KubeConfigCredentials(kubeConfig), { userAgent: "cni-repair/test" });
 }
 
 /** A ServiceAccount bound (RoleBinding `name`) to a Role with these rules in the namespace; returns its token. */

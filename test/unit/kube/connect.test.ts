@@ -3,11 +3,19 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { expect } from "chai";
-import { loadKubeConfig } from "../../../src/kube/connect.js";
+import { type ConnectionSettings, kubeconfigFiles } from "../../../src/kube/connect.js";
+import { loadKubeConfig as loadFiles } from "../../../src/kube/kubeconfig-files.js";
+
+/** What loadCredentials does with kubeconfig files, synchronously: the merged KubeConfig and its source. */
+function loadKubeConfig(settings: ConnectionSettings, env: NodeJS.ProcessEnv) {
+  const found = kubeconfigFiles(settings, env);
+  if (!found) throw new Error("no kubeconfig found");
+  return { config: loadFiles(found, settings.context), source: found.source };
+}
 
 type Doc = { clusters?: string[]; users?: string[]; contexts?: [string, string][]; current?: string; server?: string };
 
-describe("kube/connect loadKubeConfig", () => {
+describe("kube/connect kubeconfig files", () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "cni-repair-connect-"));
