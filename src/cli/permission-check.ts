@@ -22,6 +22,7 @@ export async function checkPermissions(
     ...(config.leaderElection && { leaseName: config.leaderElection.id }),
     ...(single !== undefined && { watchNamespace: single }),
     watchNamespaces: config.rules.some(isAmbient),
+    ...(config.startupTaint && { startupTaints: config.mode === "report" ? "report" : "write" }),
   });
   try {
     const missing = await missingPermissions(transport, needed);

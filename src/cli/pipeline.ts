@@ -1,5 +1,7 @@
 // Builds the data flow the controller and `scan` share: reflectors → caches → controller → repairer, with the
 // safety guards in between.
+
+import type { Registry } from "prom-client";
 import { EventRecorder } from "../act/event-recorder.js";
 import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
@@ -18,6 +20,8 @@ import { PodReflector, type ReflectorObserver, type RunningCache } from "../info
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
+import { buildStartupTaints } from "../prevent/build-startup-taints.js";
+import type { StartupTaints } from "../prevent/startup-taints.js";
 import { WorkQueue } from "../queue/work-queue.js";
 import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
@@ -37,6 +41,8 @@ export type Pipeline = {
   readonly guards: SafetyGuards;
   /** The node-agent gates each rule's deletions wait for (explain shows them). */
   readonly agentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  /** Startup-taint management, when --startup-taint is on. */
+  readonly startupTaints: StartupTaints | undefined;
   /** The clock and namespace labels, as detection needs them now. */
   readonly context: () => DetectContext;
   /** Every cache holds its first full list. */
@@ -54,6 +60,8 @@ export type PipelineOptions = {
   readonly onWatchError?: (error: unknown) => void;
   /** Called with each write's outcome (scan --repair prints results, not plans). */
   readonly onOutcome?: ReconcilerDeps["onOutcome"];
+  /** Where the startup-taint metrics go (the controller's registry); scan has none. */
+  readonly registry?: Registry;
 };
 
 export function buildPipeline(
@@ -100,6 +108,7 @@ export function buildPipeline(
           metrics.cniAgentPods.set({ rule, ready: "false" }, agents.count - agents.readyCount);
         }
         controller?.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName);
+        startupTaints?.taints.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName);
       },
       listed: (count) => {
         if (count === 0)
@@ -108,6 +117,23 @@ export function buildPipeline(
       error: options.onWatchError,
     }),
   );
+
+  // The CNI agents (not ztunnel) every node needs Ready before its startup taint goes.
+  const cniAgents = [...nodeAgents.gatesByRule.values()]
+    .flat()
+    .filter((gate) => gate.reason === "cni_agent_not_ready")
+    .map((gate) => gate.agents);
+  const startupTaints = buildStartupTaints(config, {
+    transport,
+    agents: [...new Set(cniAgents)],
+    agentReflectors: nodeAgents.reflectors,
+    logger: logger.child({ component: "startup-taints" }),
+    registry: options.registry,
+    leadership: options.leadership,
+    onEventFailed: () => metrics.eventsFailed.inc(),
+    observe: (change) =>
+      watchObserver(metrics, watchLog.child({ watch: "nodes" }), { change, error: options.onWatchError }),
+  });
 
   const guards = new SafetyGuards({
     limits: config.limits,
@@ -211,6 +237,7 @@ export function buildPipeline(
         ];
 
   reflectors.push(podReflector, ...nodeAgents.reflectors, ...namespaceReflectors);
+  if (startupTaints) reflectors.push(startupTaints.reflector);
   return {
     pods,
     reflectors,
@@ -221,6 +248,7 @@ export function buildPipeline(
     holds,
     guards,
     agentGates: nodeAgents.gatesByRule,
+    startupTaints: startupTaints?.taints,
     context,
     synced: () => reflectors.every((reflector) => reflector.synced),
     idleMs: () => Math.max(...reflectors.map((reflector) => reflector.idleMs)),

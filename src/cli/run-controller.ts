@@ -57,7 +57,10 @@ export async function runController(config: Config): Promise<number> {
   const stopWork = new AbortController();
   const stopElection = new AbortController();
   const elector = createElector(config, transport, metrics, logger);
-  const pipeline = buildPipeline(config, transport, metrics, logger, elector ? { leadership: elector } : {});
+  const pipeline = buildPipeline(config, transport, metrics, logger, {
+    registry,
+    ...(elector && { leadership: elector }),
+  });
   if (!elector) metrics.leader.set(1);
 
   // 5. Probes and metrics. Liveness: the event loop turns and the watch is not stuck; readiness: synced.
@@ -110,6 +113,7 @@ export async function runController(config: Config): Promise<number> {
   const running = Promise.all([
     ...pipeline.reflectors.map((reflector) => reflector.run(stopWork.signal)),
     pipeline.controller.run(stopWork.signal),
+    pipeline.startupTaints?.run(stopWork.signal),
   ]);
   void pipeline.reflectors[0]?.waitForSync(stopWork.signal).then((synced) => {
     if (!synced) return;

@@ -6,6 +6,7 @@ import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./
 import { type Command, readArgs, type Setting } from "./read-args.js";
 import { buildRules } from "./rules.js";
 import { escapeFieldValue } from "./selectors.js";
+import { type StartupTaintConfig, startupTaintConfig } from "./startup-taint.js";
 import { rejectUnknownEnv } from "./unknown-env.js";
 
 export type Mode = FlagValues["mode"];
@@ -66,6 +67,8 @@ export type Config = {
         readonly namespace: string | undefined;
       }
     | undefined;
+  /** undefined: startup taints are not managed. */
+  readonly startupTaint: StartupTaintConfig | undefined;
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number; readonly windowMs: number };
   /** undefined: no election, this instance always acts. */
@@ -228,6 +231,7 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
           namespace: values["cni-agent-namespace"] === "" ? undefined : values["cni-agent-namespace"],
         })
       : undefined,
+    startupTaint: startupTaintConfig(values, at, rules, { gateOn, nodeName: node }),
     loopBackoff: Object.freeze({ baseMs: values["loop-backoff"], maxMs: values["loop-backoff-max"] }),
     storm: Object.freeze({
       maxBrokenFraction: values["max-broken-fraction"],

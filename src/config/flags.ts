@@ -286,6 +286,29 @@ export const flags = {
     valueName: "<namespace>",
     help: "Namespace of the CNI agent pods; empty looks in all namespaces.",
   }),
+  "startup-taint": enumFlag(["off", "bootstrap-only", "continuous"], {
+    default: "off",
+    help: "Manage the nodes' startup taint: remove it once every CNI agent on the node has been Ready for --cni-agent-min-ready (bootstrap-only), and also add it back (NoSchedule) while an agent stays NotReady (continuous). --mode=report only counts.",
+  }),
+  "startup-taint-keys": listFlag({
+    default: "",
+    item: (text) =>
+      isQualifiedName(text)
+        ? ok(text)
+        : fail(`expected taint keys, ${qualifiedNameExpectation}; got ${JSON.stringify(text)}`),
+    help: "Startup taint keys managed, comma-separated; only these are ever touched. Empty: per preset, istio and istio-ambient cni.istio.io/not-ready, linkerd and custom cni-repair.io/agent-not-ready.",
+  }),
+  "startup-taint-not-ready-after": durationFlag({
+    default: "2m",
+    min: 1_000,
+    help: "continuous: how long a node's CNI agent must stay NotReady (as observed) before the node is tainted again.",
+  }),
+  "startup-taint-max-share": stringFlag<number>({
+    default: "0.2",
+    parse: fraction,
+    valueName: "<0-1>",
+    help: "continuous: the largest share of nodes that may carry a startup taint at once (rounded down), so an agent outage everywhere never makes the whole cluster unschedulable.",
+  }),
   "loop-backoff": durationFlag({
     default: "1m",
     min: 1_000,

@@ -24,6 +24,8 @@ export type RequiredPermissionsOptions = {
   readonly watchNamespace?: string;
   /** The ambient rule watches namespaces for their labels. */
   readonly watchNamespaces?: boolean;
+  /** Startup-taint management: nodes watched, and patched unless only reported. */
+  readonly startupTaints?: "write" | "report";
 };
 
 /** Every permission the configured controller uses. */
@@ -44,6 +46,14 @@ export function requiredPermissions(opts: RequiredPermissionsOptions): Permissio
   needed.push({ verb: "create", group: "events.k8s.io", resource: "events", ...scope });
   if (opts.watchNamespaces) {
     for (const verb of ["list", "watch"]) needed.push({ verb, group: "", resource: "namespaces" });
+  }
+  if (opts.startupTaints) {
+    const verbs = opts.startupTaints === "write" ? ["get", "list", "watch", "patch"] : ["list", "watch"];
+    for (const verb of verbs) needed.push({ verb, group: "", resource: "nodes" });
+    // Node Events go to "default" (the namespace of cluster-scoped objects' Events).
+    if (opts.startupTaints === "write" && opts.watchNamespace !== undefined) {
+      needed.push({ verb: "create", group: "events.k8s.io", resource: "events", namespace: "default" });
+    }
   }
   if (opts.electing) {
     for (const verb of ["get", "create", "update"]) {

@@ -1,4 +1,4 @@
-// Writes events.k8s.io/v1 Events about pods, the way `kubectl describe pod` shows them.
+// Writes events.k8s.io/v1 Events about pods and nodes, the way `kubectl describe` shows them.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { KubeTransport } from "./transport.js";
@@ -15,8 +15,26 @@ export type PodEvent = {
   readonly note: string;
 };
 
+/** What an Event is about: a pod, or a cluster-scoped object such as a Node (its Events go to "default"). */
+export type EventSubject = {
+  readonly kind: "Pod" | "Node";
+  readonly namespace?: string;
+  readonly name: string;
+  readonly uid: string;
+};
+
 export async function createPodEvent(transport: KubeTransport, event: PodEvent, now = new Date()): Promise<void> {
-  const { namespace, name, uid } = event.pod;
+  await createEvent(transport, { kind: "Pod", ...event.pod }, event, now);
+}
+
+export async function createEvent(
+  transport: KubeTransport,
+  subject: EventSubject,
+  event: Omit<PodEvent, "pod">,
+  now = new Date(),
+): Promise<void> {
+  const { name, uid } = subject;
+  const namespace = subject.namespace ?? "default";
   await transport.request(
     "create",
     "POST",
@@ -35,7 +53,13 @@ export async function createPodEvent(transport: KubeTransport, event: PodEvent, 
         reason: event.reason,
         type: event.type,
         note: event.note.slice(0, 1024),
-        regarding: { apiVersion: "v1", kind: "Pod", namespace, name, uid },
+        regarding: {
+          apiVersion: "v1",
+          kind: subject.kind,
+          ...(subject.namespace !== undefined && { namespace: subject.namespace }),
+          name,
+          uid,
+        },
       },
     },
   );

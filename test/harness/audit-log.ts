@@ -21,14 +21,8 @@ export type AuditEvent = {
 
 /** Completed requests on pods in one namespace, in the order the server logged them. */
 export function podRequests(auditLogPath: string, namespace: string): AuditEvent[] {
-  let text: string;
-  try {
-    text = readFileSync(auditLogPath, "utf8");
-  } catch {
-    return [];
-  }
   const events: AuditEvent[] = [];
-  for (const line of text.split("\n")) {
+  for (const line of auditLines(auditLogPath)) {
     if (!line.includes(`"namespace":"${namespace}"`)) continue;
     const event = JSON.parse(line) as AuditEvent;
     if (event.stage === "ResponseComplete" && event.objectRef?.resource === "pods") events.push(event);
@@ -41,4 +35,26 @@ export function controllerDeletes(auditLogPath: string, namespace: string): Audi
   return podRequests(auditLogPath, namespace).filter(
     (event) => event.verb === "delete" && (event.userAgent ?? "").startsWith("cni-repair/"),
   );
+}
+
+/** Completed writes (create, update, patch, delete) of the named Node, in the order the server logged them. */
+export function nodeWrites(auditLogPath: string, node: string): AuditEvent[] {
+  const events: AuditEvent[] = [];
+  for (const line of auditLines(auditLogPath)) {
+    if (!line.includes(`"name":"${node}"`)) continue;
+    const event = JSON.parse(line) as AuditEvent;
+    const { resource, subresource, name } = event.objectRef ?? {};
+    if (event.stage !== "ResponseComplete" || resource !== "nodes" || subresource || name !== node) continue;
+    if (["create", "update", "patch", "delete"].includes(event.verb)) events.push(event);
+  }
+  return events;
+}
+
+/** The log's lines; none while it does not exist yet. */
+function auditLines(auditLogPath: string): string[] {
+  try {
+    return readFileSync(auditLogPath, "utf8").split("\n");
+  } catch {
+    return [];
+  }
 }

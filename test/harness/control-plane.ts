@@ -13,7 +13,8 @@ import { waitFor } from "./wait.js";
 const DIR_PREFIX = "cni-repair-cp-";
 export const ADMIN_USER = "test-admin";
 
-// Pod writes with the request body (DeleteOptions carry the preconditions), other pod calls as metadata.
+// Pod writes with the request body (DeleteOptions carry the preconditions), other pod calls as metadata; node
+// writes (not their status) with the body, for the startup-taint tests.
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -23,6 +24,9 @@ rules:
     verbs: ["create", "update", "patch", "delete", "deletecollection"]
   - level: Metadata
     resources: [{ group: "", resources: ["pods", "pods/status"] }]
+  - level: Request
+    resources: [{ group: "", resources: ["nodes"] }]
+    verbs: ["create", "update", "patch", "delete"]
   - level: None
 `;
 

@@ -25,6 +25,39 @@ const customRule = (config: Config) => config.rules.at(-1) as ValidatorRule | un
 const ambient = (config: Config) => config.rules.find(isAmbient);
 
 const cases: readonly Case[] = [
+  {
+    flag: "startup-taint",
+    text: "bootstrap-only",
+    with: { preset: "istio,linkerd" },
+    read: (c) => c.startupTaint,
+    want: {
+      mode: "bootstrap-only",
+      keys: ["cni.istio.io/not-ready", "cni-repair.io/agent-not-ready"],
+      notReadyAfterMs: 120_000,
+      maxShare: 0.2,
+    },
+  },
+  {
+    flag: "startup-taint-keys",
+    text: "example.com/cni-down,cni.istio.io/not-ready",
+    with: { "startup-taint": "continuous" },
+    read: (c) => c.startupTaint?.keys,
+    want: ["example.com/cni-down", "cni.istio.io/not-ready"],
+  },
+  {
+    flag: "startup-taint-not-ready-after",
+    text: "45s",
+    with: { "startup-taint": "continuous" },
+    read: (c) => c.startupTaint?.notReadyAfterMs,
+    want: 45_000,
+  },
+  {
+    flag: "startup-taint-max-share",
+    text: "0.5",
+    with: { "startup-taint": "continuous" },
+    read: (c) => c.startupTaint?.maxShare,
+    want: 0.5,
+  },
   { flag: "preset", text: "linkerd,istio", read: (c) => c.rules.map((r) => r.name), want: ["linkerd", "istio"] },
   {
     flag: "custom-init-container",
@@ -236,6 +269,7 @@ describe("config/parseConfig values", () => {
       deleteBarePods: false,
       limits: { deletionsPerMinute: 60, deletionBurst: 10, inflightPerNode: 10, inflightPerNamespace: 20 },
       cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespace: undefined },
+      startupTaint: undefined,
       loopBackoff: { baseMs: 60_000, maxMs: 1_800_000 },
       storm: { maxBrokenFraction: 0.5, minBroken: 5, windowMs: 120_000 },
       leaderElection: {

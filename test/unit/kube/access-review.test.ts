@@ -52,6 +52,34 @@ describe("requiredPermissions", () => {
         "update coordination.k8s.io/leases @cni-repair",
       ],
     ],
+    [
+      "startup taints managed: nodes read and patched",
+      { ...base, mode: "delete", deleteBarePods: true, startupTaints: "write" },
+      [
+        "get pods",
+        "list pods",
+        "watch pods",
+        "delete pods",
+        "create events.k8s.io/events",
+        "get nodes",
+        "list nodes",
+        "watch nodes",
+        "patch nodes",
+      ],
+    ],
+    [
+      "startup taints reported: nodes only read",
+      { ...base, mode: "report", startupTaints: "report" },
+      [
+        "get pods",
+        "list pods",
+        "watch pods",
+        "delete pods",
+        "create events.k8s.io/events",
+        "list nodes",
+        "watch nodes",
+      ],
+    ],
   ];
   for (const [name, options, expected] of cases) {
     it(name, () => {

@@ -1,0 +1,55 @@
+// Assembles startup-taint management from the config and the agent caches the readiness gate already keeps:
+// the node watch, the worker, its metrics.
+import type { Registry } from "prom-client";
+import type { Config } from "../config/config.js";
+import type { ReflectorObserver, RunningCache } from "../informer/reflector.js";
+import type { KubeTransport } from "../kube/transport.js";
+import type { Logger } from "../observe/logger.js";
+import type { CniAgents } from "../safety/cni-agents.js";
+import type { NodeFacts } from "./node-facts.js";
+import { nodeReflector } from "./node-reflector.js";
+import { StartupTaints, type TaintLeadership } from "./startup-taints.js";
+import { createTaintMetrics } from "./taint-metrics.js";
+
+export type StartupTaintParts = { readonly taints: StartupTaints; readonly reflector: RunningCache };
+
+export function buildStartupTaints(
+  config: Config,
+  deps: {
+    readonly transport: KubeTransport;
+    /** The CNI agent caches (not ztunnel's): every one must be Ready on a node before its taint goes. */
+    readonly agents: readonly CniAgents[];
+    readonly agentReflectors: readonly RunningCache[];
+    readonly logger: Logger;
+    readonly registry?: Registry | undefined;
+    readonly leadership?: TaintLeadership | undefined;
+    readonly onEventFailed: () => void;
+    /** The node watch's metrics and logs, as every other watch has. */
+    readonly observe: (own: ReflectorObserver<NodeFacts>["change"]) => ReflectorObserver<NodeFacts>;
+  },
+): StartupTaintParts | undefined {
+  const settings = config.startupTaint;
+  if (!settings) return undefined;
+  let reflector: RunningCache | undefined;
+  const taints = new StartupTaints({
+    policy: { ...settings, minReadyMs: config.cniAgentGate?.minReadyMs ?? 0 },
+    report: config.mode === "report",
+    agents: deps.agents,
+    transport: deps.transport,
+    logger: deps.logger,
+    ...(deps.leadership && { leadership: deps.leadership }),
+    cachesSynced: async (signal) =>
+      (
+        await Promise.all([reflector, ...deps.agentReflectors].map((cache) => cache?.waitForSync(signal) ?? false))
+      ).every(Boolean),
+    onEventFailed: deps.onEventFailed,
+  });
+  reflector = nodeReflector(
+    config,
+    deps.transport,
+    taints.nodes,
+    deps.observe((change) => taints.onNodeChange(change)),
+  );
+  if (deps.registry) taints.metrics = createTaintMetrics(deps.registry, settings.keys, taints);
+  return { taints, reflector };
+}

@@ -1,0 +1,29 @@
+// The CNI agents a node needs, summed up for the taint policy: all Ready (for the shortest time any has been,
+// by this controller's own observation, as the readiness gate counts it), one there but not Ready, or none there.
+import type { CniAgents } from "../safety/cni-agents.js";
+
+export type AgentPresence =
+  | { readonly kind: "ready"; readonly forMs: number }
+  | { readonly kind: "not_ready" }
+  | { readonly kind: "absent" };
+
+export function agentPresence(sets: readonly CniAgents[], node: string, nowMs: number): AgentPresence {
+  let shortest = Number.POSITIVE_INFINITY;
+  let absent = false;
+  for (const agents of sets) {
+    const readyFor = agents.readyForMs(node, nowMs, "observed");
+    if (readyFor !== undefined) {
+      shortest = Math.min(shortest, readyFor);
+      continue;
+    }
+    if (hasPodOn(agents, node)) return { kind: "not_ready" };
+    absent = true;
+  }
+  if (absent || sets.length === 0) return { kind: "absent" };
+  return { kind: "ready", forMs: shortest };
+}
+
+function hasPodOn(agents: CniAgents, node: string): boolean {
+  for (const agent of agents.store.values()) if (agent.nodeName === node) return true;
+  return false;
+}

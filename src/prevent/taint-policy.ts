@@ -1,0 +1,104 @@
+// What to do with one node's startup taint now, from facts alone. Pure: the startup-taint controller gathers the
+// facts, calls this, and only then writes. The one place these decisions are made (scan and explain show them).
+//
+//   tainted, agents Ready ≥ min-ready                 → remove the configured keys
+//   tainted, agents Ready < min-ready                 → hold (agent_min_ready), look again when it is up
+//   tainted, agents not Ready (or none on the node)   → hold (agent_not_ready / no_agent_pod)
+//   untainted, continuous, agent NotReady ≥ after     → add key[0] NoSchedule, unless the share cap says no
+//   anything else                                     → nothing to do
+
+export type StartupTaintMode = "bootstrap-only" | "continuous";
+
+export type TaintPolicy = {
+  readonly mode: StartupTaintMode;
+  /** The taint keys managed; the first is the one added in continuous mode. */
+  readonly keys: readonly string[];
+  /** How long every CNI agent on the node must have been Ready (as this controller observed it). */
+  readonly minReadyMs: number;
+  /** continuous: how long an agent must stay NotReady before its node is tainted again. */
+  readonly notReadyAfterMs: number;
+  /** continuous: the largest share of nodes that may carry a configured key at once. */
+  readonly maxShare: number;
+};
+
+/** The node's CNI agents as observed: every needed one Ready (for how long), one NotReady, or none there. */
+export type AgentState =
+  | { readonly kind: "ready"; readonly forMs: number }
+  | { readonly kind: "not_ready"; readonly forMs: number }
+  | { readonly kind: "absent" };
+
+export type NodeTaintInput = {
+  /** Configured keys the node carries now. */
+  readonly present: readonly string[];
+  readonly agents: AgentState;
+  /** Nodes known, and nodes carrying a configured key now (including taints added earlier in this pass). */
+  readonly nodes: number;
+  readonly tainted: number;
+};
+
+export type HoldReason = "agent_not_ready" | "agent_min_ready" | "no_agent_pod" | "share_cap";
+
+export type TaintDecision =
+  | { readonly kind: "remove"; readonly keys: readonly string[]; readonly detail: string }
+  | { readonly kind: "add"; readonly key: string; readonly detail: string }
+  | { readonly kind: "hold"; readonly reason: HoldReason; readonly detail: string; readonly retryAfterMs?: number }
+  | { readonly kind: "none"; readonly retryAfterMs?: number };
+
+export const ADDED_EFFECT = "NoSchedule";
+
+/** How many nodes may carry a configured key at once: the share, rounded down (never the whole cluster). */
+export const taintCap = (nodes: number, maxShare: number): number => Math.floor(nodes * maxShare + 1e-9);
+
+export function decideTaint(input: NodeTaintInput, policy: TaintPolicy): TaintDecision {
+  const { present, agents } = input;
+  if (present.length > 0) return whileTainted(present, agents, policy);
+  if (policy.mode !== "continuous" || agents.kind !== "not_ready") return { kind: "none" };
+  const waitMs = policy.notReadyAfterMs - agents.forMs;
+  if (waitMs > 0) return { kind: "none", retryAfterMs: waitMs };
+  const cap = taintCap(input.nodes, policy.maxShare);
+  if (input.tainted + 1 > cap) {
+    return {
+      kind: "hold",
+      reason: "share_cap",
+      detail: `CNI agent NotReady for ${seconds(agents.forMs)}, but ${input.tainted} of ${input.nodes} nodes already carry a startup taint (at most ${cap}: --startup-taint-max-share ${policy.maxShare})`,
+    };
+  }
+  const key = policy.keys[0] ?? "";
+  return {
+    kind: "add",
+    key,
+    detail: `CNI agent NotReady for ${seconds(agents.forMs)} (--startup-taint-not-ready-after ${seconds(policy.notReadyAfterMs)}): ${key}:${ADDED_EFFECT} added`,
+  };
+}
+
+function whileTainted(present: readonly string[], agents: AgentState, policy: TaintPolicy): TaintDecision {
+  const keys = present.join(", ");
+  switch (agents.kind) {
+    case "absent":
+      return { kind: "hold", reason: "no_agent_pod", detail: `${keys} kept: no CNI agent pod on the node yet` };
+    case "not_ready":
+      return {
+        kind: "hold",
+        reason: "agent_not_ready",
+        detail: `${keys} kept: the CNI agent is not Ready (for ${seconds(agents.forMs)})`,
+      };
+    case "ready": {
+      const waitMs = policy.minReadyMs - agents.forMs;
+      if (waitMs > 0) {
+        return {
+          kind: "hold",
+          reason: "agent_min_ready",
+          detail: `${keys} kept: the CNI agent has been Ready for ${seconds(agents.forMs)} of ${seconds(policy.minReadyMs)} (--cni-agent-min-ready)`,
+          retryAfterMs: waitMs,
+        };
+      }
+      return {
+        kind: "remove",
+        keys: present,
+        detail: `CNI agent Ready for ${seconds(agents.forMs)}: ${keys} removed`,
+      };
+    }
+  }
+}
+
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10}s`;
