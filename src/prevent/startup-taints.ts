@@ -8,6 +8,7 @@ import { createEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import { WorkQueue } from "../queue/work-queue.js";
+import { messageOf } from "../util/message-of.js";
 import type { CniAgents } from "../safety/cni-agents.js";
 import { agentPresence } from "./node-agent-state.js";
 import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.js";
@@ -107,7 +108,7 @@ export class StartupTaints {
         const delayMs = this.#queue.addRateLimited(node);
         logger.warn("startup taint: could not change the node; retrying", {
           node,
-          error: (error as Error).message,
+          error: messageOf(error),
           retryInMs: Math.round(delayMs),
         });
       } finally {
@@ -245,7 +246,7 @@ export class StartupTaints {
       this.#options.logger.warn("could not record event", {
         node: facts.name,
         reason: removed ? "StartupTaintRemoved" : "StartupTaintAdded",
-        error: (error as Error).message,
+        error: messageOf(error),
       });
     });
   }
