@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
@@ -21,7 +22,7 @@ describe("startup taint patcher", () => {
   beforeEach(() => {
     const plane = controlPlane();
     api = plane.kubeConfig().makeApiClient(CoreV1Api);
-    transport = new KubeTransport(plane.kubeConfig(), { userAgent: "cni-repair/test" });
+    transport = new KubeTransport(new KubeConfigCredentials(plane.kubeConfig()), { userAgent: "cni-repair/test" });
   });
 
   afterEach(async () => {
