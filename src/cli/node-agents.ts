@@ -1,6 +1,7 @@
 // The node agents deletions wait for (the mesh's CNI agent; ztunnel for ambient): one cache and reflector per
 // distinct selector, and the gates each rule checks.
 import type { Config } from "../config/config.js";
+import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
 import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
@@ -64,16 +65,12 @@ export function buildNodeAgents(
         reflectors.push(
           new PodReflector<AgentFacts>({
             transport,
-            path: "/api/v1/pods",
-            scope: {
+            collection: "pods",
+            scope: scopeOf({
+              namespace: spec.namespace,
               labelSelector: spec.selector,
-              fieldSelector: [
-                config.nodeName ? `spec.nodeName=${config.nodeName}` : "",
-                spec.namespace ? `metadata.namespace=${spec.namespace}` : "",
-              ]
-                .filter((part) => part !== "")
-                .join(","),
-            },
+              fieldSelector: fieldSelector([], config.nodeName ? [["spec.nodeName", "=", config.nodeName]] : []),
+            }),
             store: agents.store,
             transform: (pod) => fresh.toFacts(pod, Date.now()),
             pageSize: config.listPageSize,

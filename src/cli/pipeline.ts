@@ -194,8 +194,8 @@ export function buildPipeline(
   const inScope = (namespace: string) => wanted.size <= 1 || wanted.has(namespace);
   const podReflector = new PodReflector<PodFacts>({
     ...reflectorDefaults,
-    path: "/api/v1/pods",
-    scope: { labelSelector: config.labelSelector, fieldSelector: config.fieldSelector },
+    collection: "pods",
+    scope: config.scope,
     store: pods,
     transform: (pod) => {
       const facts = toPodFacts(pod, schema);
@@ -220,8 +220,8 @@ export function buildPipeline(
       : [
           new PodReflector<NamespaceFacts>({
             ...reflectorDefaults,
-            path: "/api/v1/namespaces",
-            scope: { labelSelector: "", fieldSelector: "" },
+            collection: "namespaces",
+            scope: {},
             store: namespaces,
             transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
             observer: watchObserver<NamespaceFacts>(metrics, watchLog.child({ watch: "namespaces" }), {

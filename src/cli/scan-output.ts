@@ -1,5 +1,6 @@
 // What `scan` prints: the scope it looked in, the counts, and the per-pod records as a table or one JSON object.
 import type { Config } from "../config/config.js";
+import { describeFieldSelector } from "../config/selectors.js";
 import type { ScanRecord } from "./scan-record.js";
 import { formatTable } from "./table.js";
 
@@ -29,8 +30,8 @@ export function scanScope(config: Config): ScanScope {
   return {
     namespaces: config.namespaces,
     excludeNamespaces: config.excludeNamespaces,
-    labelSelector: config.labelSelector,
-    fieldSelector: config.fieldSelector,
+    labelSelector: config.scope.labelSelector ?? "",
+    fieldSelector: describeFieldSelector(config.scope),
   };
 }
 

@@ -5,7 +5,7 @@ import { invalidValue } from "./config-error.js";
 import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./flags.js";
 import { type Command, readArgs, type Setting } from "./read-args.js";
 import { buildRules } from "./rules.js";
-import { escapeFieldValue } from "./selectors.js";
+import { fieldSelector, liftNamespace, type Scope, scopeOf } from "./selectors.js";
 import { type StartupTaintConfig, startupTaintConfig } from "./startup-taint.js";
 import { rejectUnknownEnv } from "./unknown-env.js";
 
@@ -19,10 +19,11 @@ export type Config = {
   readonly mode: Mode;
   /** The label put on broken pods in label mode. */
   readonly label: { readonly key: string; readonly value: string };
-  /** "" selects every pod. */
-  readonly labelSelector: string;
-  /** --field-selector plus `spec.nodeName=<node>` when --node-name is set; "" selects every pod. */
-  readonly fieldSelector: string;
+  /**
+   * The pods listed: --namespaces when it names one, --label-selector, and --field-selector with
+   * `spec.nodeName=<node>` (--node-name) and `metadata.namespace!=<ns>` (--exclude-namespaces) added.
+   */
+  readonly scope: Scope;
   readonly nodeName: string | undefined;
   /** undefined: leave it to the client's default resolution. */
   readonly kubeconfig: string | undefined;
@@ -183,21 +184,28 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
   }
   const node = values["node-name"];
   const namespaces = values.namespaces;
-  const fieldSelector = [
-    values["field-selector"],
-    node === "" ? "" : `spec.nodeName=${escapeFieldValue(node)}`,
-    // One namespace, and exclusions, are filtered by the server; several namespaces only client-side.
-    namespaces.length === 1 ? `metadata.namespace=${namespaces[0]}` : "",
-    ...values["exclude-namespaces"].map((namespace) => `metadata.namespace!=${namespace}`),
-  ]
-    .filter((part) => part !== "")
-    .join(",");
+  // One namespace, and exclusions, are filtered by the server; several namespaces only client-side.
+  // A --field-selector pinning one namespace lists that namespace's collection, like --namespaces with one.
+  const written =
+    namespaces.length === 1
+      ? { namespace: namespaces[0], rest: values["field-selector"] }
+      : liftNamespace(values["field-selector"]);
+  const scope = scopeOf({
+    namespace: written.namespace,
+    labelSelector: values["label-selector"],
+    fieldSelector: fieldSelector(
+      [written.rest],
+      [
+        ...(node === "" ? [] : [["spec.nodeName", "=", node] as const]),
+        ...values["exclude-namespaces"].map((namespace) => ["metadata.namespace", "!=", namespace] as const),
+      ],
+    ),
+  });
   return Object.freeze({
     rules,
     mode: values.mode,
     label: Object.freeze({ key: values["label-key"], value: values["label-value"] }),
-    labelSelector: values["label-selector"],
-    fieldSelector,
+    scope,
     nodeName: node === "" ? undefined : node,
     kubeconfig: values.kubeconfig === "" ? undefined : values.kubeconfig,
     context: values.context === "" ? undefined : values.context,

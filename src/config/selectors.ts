@@ -106,3 +106,62 @@ export function fieldSelectorProblem(selector: string): string | undefined {
 export function escapeFieldValue(value: string): string {
   return value.replace(/[\\,=]/g, (c) => `\\${c}`);
 }
+
+/**
+ * What a list or watch covers, kept apart until the request is made: a namespace is a path segment, not a
+ * selector term (see kube/collection-path.ts), and values are escaped here, the one place selectors are written.
+ */
+export type Scope = {
+  /** One namespace: the namespaced collection. Absent: every namespace. */
+  readonly namespace?: string;
+  /** As the user wrote it; absent: no label condition. */
+  readonly labelSelector?: string;
+  /** Complete and escaped; absent: no field condition. */
+  readonly fieldSelector?: string;
+};
+
+/** One condition on a field, its value unescaped: `[path, operator, value]`. */
+export type FieldTerm = readonly [path: string, operator: "=" | "!=", value: string];
+
+/** Joins selectors already written (a user's --field-selector) with terms whose values it escapes. */
+export function fieldSelector(written: readonly string[], terms: readonly FieldTerm[]): string | undefined {
+  const parts = [
+    ...written.filter((part) => part.trim() !== ""),
+    ...terms.map(([path, operator, value]) => `${path}${operator}${escapeFieldValue(value)}`),
+  ];
+  return parts.length === 0 ? undefined : parts.join(",");
+}
+
+/** A scope with only the parts that say something (no empty selectors). */
+export function scopeOf(parts: {
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+}): Scope {
+  return {
+    ...(parts.namespace && { namespace: parts.namespace }),
+    ...(parts.labelSelector?.trim() && { labelSelector: parts.labelSelector }),
+    ...(parts.fieldSelector?.trim() && { fieldSelector: parts.fieldSelector }),
+  };
+}
+
+/** The field selector the scope amounts to, the namespace written as a term: for people (scan's scope line). */
+export function describeFieldSelector(scope: Scope): string {
+  const namespace: FieldTerm[] = scope.namespace === undefined ? [] : [["metadata.namespace", "=", scope.namespace]];
+  return fieldSelector(scope.fieldSelector === undefined ? [] : [scope.fieldSelector], namespace) ?? "";
+}
+
+const PINNED_NAMESPACE = /^\s*metadata\.namespace\s*==?\s*([a-z0-9]([-a-z0-9]*[a-z0-9])?)\s*$/;
+
+/**
+ * A user's --field-selector that pins one namespace (`metadata.namespace=X`), split into that namespace and the
+ * rest, so the namespaced collection is listed (see kube/collection-path.ts). Anything else stays as written:
+ * two different namespaces select nothing, and the server says so.
+ */
+export function liftNamespace(selector: string): { namespace?: string; rest: string } {
+  const terms = splitUnescaped(selector);
+  const pinned = new Set(terms.flatMap((term) => PINNED_NAMESPACE.exec(term)?.[1] ?? []));
+  const [namespace] = pinned;
+  if (pinned.size !== 1 || namespace === undefined) return { rest: selector };
+  return { namespace, rest: terms.filter((term) => !PINNED_NAMESPACE.test(term)).join(",") };
+}

@@ -7,8 +7,10 @@
 //     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
 // It never gives up; only the abort signal ends run().
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Scope } from "../config/selectors.js";
 import { ApiError } from "../kube/api-error.js";
-import { listPage, openWatch, type PodScope } from "../kube/pods-api.js";
+import type { Collection } from "../kube/collection-path.js";
+import { listPage, openWatch } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
@@ -25,9 +27,8 @@ export type ReflectorObserver<T> = {
 
 export type ReflectorOptions<T> = {
   readonly transport: KubeTransport;
-  /** The collection, e.g. /api/v1/pods or /api/v1/namespaces. */
-  readonly path: string;
-  readonly scope: PodScope;
+  readonly collection: Collection;
+  readonly scope: Scope;
   readonly store: FactsStore<T>;
   /** The one edge transform from a raw Pod to the facts kept; undefined drops the object. */
   readonly transform: (pod: unknown) => T | undefined;
@@ -118,7 +119,7 @@ export class PodReflector<T> implements RunningCache {
     let resourceVersion = "";
     try {
       do {
-        const page = await listPage(this.#options.transport, this.#options.path, this.#options.scope, {
+        const page = await listPage(this.#options.transport, this.#options.collection, this.#options.scope, {
           limit: this.#options.pageSize,
           continueToken,
           signal,
@@ -169,7 +170,7 @@ export class PodReflector<T> implements RunningCache {
       // The watchdog runs from the dial: a connection that never answers is as dead as one that went quiet.
       arm();
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
-      const response = await openWatch(this.#options.transport, this.#options.path, this.#options.scope, {
+      const response = await openWatch(this.#options.transport, this.#options.collection, this.#options.scope, {
         resourceVersion,
         timeoutSeconds,
         signal: watchSignal,

@@ -1,12 +1,8 @@
 // The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
 import type { Response } from "undici";
-import { collectionRequest } from "./collection-path.js";
+import type { Scope } from "../config/selectors.js";
+import { type Collection, collectionRequest } from "./collection-path.js";
 import type { KubeTransport } from "./transport.js";
-
-export type PodScope = {
-  readonly labelSelector: string;
-  readonly fieldSelector: string;
-};
 
 export type PodListPage = {
   readonly items: readonly unknown[];
@@ -20,18 +16,17 @@ export type Preconditions = { readonly uid: string; readonly resourceVersion: st
 const podPath = (namespace: string, name: string): string =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
 
-/** One page of a list of any collection (`path`, e.g. /api/v1/pods), with the scope's selectors. */
+/** One page of a list of a collection in a scope. */
 export async function listPage(
   transport: KubeTransport,
-  path: string,
-  scope: PodScope,
+  collection: Collection,
+  scope: Scope,
   page: { limit: number; continueToken: string | undefined; signal?: AbortSignal },
 ): Promise<PodListPage> {
-  const request = collectionRequest(path, scope.fieldSelector);
+  const request = collectionRequest(collection, scope);
   const { body } = await transport.request("list", "GET", request.path, {
     query: {
-      labelSelector: scope.labelSelector,
-      fieldSelector: request.fieldSelector,
+      ...request.query,
       limit: page.limit,
       continue: page.continueToken,
     },
@@ -41,7 +36,7 @@ export async function listPage(
   const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
   const resourceVersion = list.metadata?.resourceVersion;
   if (typeof resourceVersion !== "string" || resourceVersion === "") {
-    throw new Error(`list of ${path} carries no metadata.resourceVersion`);
+    throw new Error(`list of ${request.path} carries no metadata.resourceVersion`);
   }
   const continueToken = list.metadata?.continue;
   return {
@@ -54,19 +49,18 @@ export async function listPage(
 /** Opens a watch of a collection in scope from a resourceVersion; the server ends it after timeoutSeconds. */
 export async function openWatch(
   transport: KubeTransport,
-  path: string,
-  scope: PodScope,
+  collection: Collection,
+  scope: Scope,
   options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal },
 ): Promise<Response> {
-  const request = collectionRequest(path, scope.fieldSelector);
+  const request = collectionRequest(collection, scope);
   return await transport.stream(request.path, {
     query: {
       watch: true,
       allowWatchBookmarks: true,
       resourceVersion: options.resourceVersion,
       timeoutSeconds: options.timeoutSeconds,
-      labelSelector: scope.labelSelector,
-      fieldSelector: request.fieldSelector,
+      ...request.query,
     },
     signal: options.signal,
   });

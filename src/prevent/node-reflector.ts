@@ -1,5 +1,6 @@
 // The watch of Nodes for startup-taint management: every node (or, per node, only this one), kept as NodeFacts.
 import type { Config } from "../config/config.js";
+import { fieldSelector, scopeOf } from "../config/selectors.js";
 import type { FactsStore } from "../informer/facts-store.js";
 import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
@@ -13,8 +14,10 @@ export function nodeReflector(
 ): PodReflector<NodeFacts> {
   return new PodReflector<NodeFacts>({
     transport,
-    path: "/api/v1/nodes",
-    scope: { labelSelector: "", fieldSelector: config.nodeName ? `metadata.name=${config.nodeName}` : "" },
+    collection: "nodes",
+    scope: scopeOf({
+      fieldSelector: fieldSelector([], config.nodeName ? [["metadata.name", "=", config.nodeName]] : []),
+    }),
     store,
     transform: toNodeFacts,
     pageSize: config.listPageSize,

@@ -5,6 +5,7 @@ import type { V1Deployment, V1PodSpec, V1PriorityClass } from "@kubernetes/clien
 import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
 import { envVarName, flagNames } from "../../../src/config/flags.js";
+import { describeFieldSelector } from "../../../src/config/selectors.js";
 import { chartDir, helm, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import {
   controllerContainer,
@@ -156,9 +157,9 @@ describe("chart: helm lint, schema and template", function () {
     expect(config.label).to.deep.equal({ key: "example.com/broken", value: "yes" });
     expect(config.namespaces).to.deep.equal(["shop", "payments"]);
     expect(config.excludeNamespaces).to.deep.equal(["kube-system"]);
-    expect(config.labelSelector).to.equal("tier in (web,api)");
+    expect(config.scope.labelSelector).to.equal("tier in (web,api)");
     // The controller adds the excluded namespaces to the field selector.
-    expect(config.fieldSelector).to.equal("status.phase!=Succeeded,metadata.namespace!=kube-system");
+    expect(describeFieldSelector(config.scope)).to.equal("status.phase!=Succeeded,metadata.namespace!=kube-system");
     expect(config.limits).to.deep.equal({
       deletionsPerMinute: 30,
       deletionBurst: 3,

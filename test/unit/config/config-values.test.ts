@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import { type Config, parseConfig } from "../../../src/config/config.js";
 import { envVarName, type FlagName, flagNames, flags } from "../../../src/config/flags.js";
+import { describeFieldSelector } from "../../../src/config/selectors.js";
 import { isAmbient, type ValidatorRule } from "../../../src/detect/rule.js";
 
 // A custom rule names no CNI agent, so with the readiness gate on (the default) it needs a selector.
@@ -101,19 +102,19 @@ const cases: readonly Case[] = [
   {
     flag: "label-selector",
     text: "app in (a, b),!legacy,tier!=db",
-    read: (c) => c.labelSelector,
+    read: (c) => c.scope.labelSelector,
     want: "app in (a, b),!legacy,tier!=db",
   },
   {
     flag: "field-selector",
     text: "status.phase!=Running",
-    read: (c) => c.fieldSelector,
+    read: (c) => describeFieldSelector(c.scope),
     want: "status.phase!=Running",
   },
   {
     flag: "node-name",
     text: "node-1.example",
-    read: (c) => [c.nodeName, c.fieldSelector],
+    read: (c) => [c.nodeName, describeFieldSelector(c.scope)],
     want: ["node-1.example", "spec.nodeName=node-1.example"],
   },
   { flag: "kubeconfig", text: "/etc/kube/config", read: (c) => c.kubeconfig, want: "/etc/kube/config" },
@@ -245,8 +246,7 @@ describe("config/parseConfig values", () => {
       ],
       mode: "delete",
       label: { key: "cni.istio.io/uninitialized", value: "true" },
-      labelSelector: "",
-      fieldSelector: "",
+      scope: {},
       nodeName: undefined,
       kubeconfig: undefined,
       context: undefined,
@@ -290,10 +290,14 @@ describe("config/parseConfig values", () => {
   });
 
   it("filters namespaces on the server where a field selector can: one included, any excluded", () => {
-    expect(parseConfig(["--namespaces=shop"], {}).config.fieldSelector).to.equal("metadata.namespace=shop");
-    expect(parseConfig(["--namespaces=shop,blog"], {}).config.fieldSelector).to.equal("");
+    expect(describeFieldSelector(parseConfig(["--namespaces=shop"], {}).config.scope)).to.equal(
+      "metadata.namespace=shop",
+    );
+    expect(describeFieldSelector(parseConfig(["--namespaces=shop,blog"], {}).config.scope)).to.equal("");
     expect(
-      parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.fieldSelector,
+      describeFieldSelector(
+        parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.scope,
+      ),
     ).to.equal("spec.nodeName=n1,metadata.namespace!=kube-system,metadata.namespace!=istio-system");
   });
 
@@ -368,7 +372,7 @@ describe("config/parseConfig values", () => {
 
   it("joins --field-selector and --node-name, escaping nothing a node name can hold", () => {
     const { config } = parseConfig(["--field-selector=status.phase=Pending", "--node-name=n1"], {});
-    expect(config.fieldSelector).to.equal("status.phase=Pending,spec.nodeName=n1");
+    expect(describeFieldSelector(config.scope)).to.equal("status.phase=Pending,spec.nodeName=n1");
   });
 
   it("allows base delay equal to max delay", () => {

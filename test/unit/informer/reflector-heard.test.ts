@@ -40,8 +40,8 @@ async function runFor(answer: WatchAnswer, ms: number) {
   const restarts: WatchRestartReason[] = [];
   const reflector = new PodReflector<{ name: string }>({
     transport,
-    path: "/api/v1/pods",
-    scope: { labelSelector: "", fieldSelector: "" },
+    collection: "pods",
+    scope: {},
     store: new FactsStore<{ name: string }>(
       (facts) => facts.name,
       (a, b) => a.name === b.name,
