@@ -1,6 +1,7 @@
 // The composition root: wires config, client, cache, queue, reconciler, metrics and HTTP, in order.
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
+import { modeFor } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
@@ -30,6 +31,9 @@ export async function runController(config: Config): Promise<number> {
     ruleNames: config.rules.map((rule) => rule.name),
     version: VERSION,
     revision: REVISION,
+    ruleActions: Object.fromEntries(
+      config.rules.map((rule) => [rule.name, modeFor(config.mode, config.rules, rule.name)]),
+    ),
   });
 
   // 2. The connection. Bad credentials are fatal; an unreachable server is not (the reflectors retry).

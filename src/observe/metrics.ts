@@ -95,6 +95,8 @@ export type MetricsOptions = {
   readonly version: string;
   /** The commit built from ("unknown" when the build did not record it). */
   readonly revision?: string;
+  /** What each rule does with a broken pod (cni_repair_rule_info): the alerts tell delete from label and report by it. */
+  readonly ruleActions?: Readonly<Record<string, RepairType>>;
 };
 
 /** Registers every metric, plus prom-client's process metrics, on `registry` only. */
@@ -214,6 +216,12 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     labelNames: ["version", "revision", "node_version"] as const,
     registers,
   });
+  const ruleInfo = new Gauge({
+    name: "cni_repair_rule_info",
+    help: "The rules in use and the action each takes on a broken pod (delete, label or report); always 1.",
+    labelNames: ["rule", "action"] as const,
+    registers,
+  });
 
   // Series that exist from the start let alerts and rate() see them before the first increment.
   for (const type of REPAIR_TYPES) {
@@ -226,6 +234,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   for (const reason of WATCH_RESTART_REASONS) watchRestarts.inc({ reason }, 0);
   for (const type of WATCH_EVENT_TYPES) watchEvents.inc({ type }, 0);
   buildInfo.set({ version: opts.version, revision: opts.revision ?? "unknown", node_version: process.version }, 1);
+  for (const [rule, action] of Object.entries(opts.ruleActions ?? {})) ruleInfo.set({ rule, action }, 1);
   for (const reason of HOLD_REASONS) {
     podsHeld.set({ reason }, 0);
     holdsTotal.inc({ reason }, 0);

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadYaml } from "@kubernetes/client-node";
 
 /** manifests/monitoring/, found from the compiled location (dist/test/harness) or the source one. */
 export function monitoringDir(): string {
@@ -12,6 +13,22 @@ export function monitoringDir(): string {
     dir = join(dir, "..");
   }
   throw new Error("cannot find manifests/monitoring above the test harness");
+}
+
+export type AlertRule = {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for?: string;
+  readonly labels: { readonly severity: string } & Record<string, string>;
+  readonly annotations: Record<string, string>;
+};
+
+/** The alerting rules of alerts.yaml, every group's. */
+export function readAlertRules(): AlertRule[] {
+  const file = loadYaml<{ groups: { rules: AlertRule[] }[] }>(
+    readFileSync(join(monitoringDir(), "alerts.yaml"), "utf8"),
+  );
+  return file.groups.flatMap((group) => group.rules);
 }
 
 export type DashboardTarget = { readonly refId: string; readonly expr: string; readonly datasource?: { uid?: string } };

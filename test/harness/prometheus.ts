@@ -28,6 +28,16 @@ export type QueryResult =
   | { readonly resultType: "scalar" | "string"; readonly result: [number, string] }
   | { readonly resultType: "matrix"; readonly result: { metric: Record<string, string>; values: unknown[] }[] };
 
+/** A rule as Prometheus' rules API reports it. */
+export type LoadedRule = {
+  readonly name: string;
+  readonly query: string;
+  readonly labels?: Record<string, string>;
+  readonly health: string;
+  readonly lastError?: string;
+  readonly type: string;
+};
+
 /** Where a query failed: Prometheus' own error type and message (bad_data for a parse error). */
 export class QueryError extends Error {
   readonly errorType: string;
@@ -150,14 +160,10 @@ export class Prometheus {
     }
   }
 
-  /** Rules as loaded and evaluated by the server: name, query, health and last error. */
-  async rules(): Promise<{ name: string; query: string; health: string; lastError?: string; type: string }[]> {
+  /** Rules as loaded and evaluated by the server: name, query, labels, health and last error. */
+  async rules(): Promise<LoadedRule[]> {
     const response = await fetch(`${this.url}/api/v1/rules`);
-    const body = (await response.json()) as {
-      data: {
-        groups: { rules: { name: string; query: string; health: string; lastError?: string; type: string }[] }[];
-      };
-    };
+    const body = (await response.json()) as { data: { groups: { rules: LoadedRule[] }[] } };
     return body.data.groups.flatMap((group) => group.rules);
   }
 

@@ -356,4 +356,18 @@ describe("chart: helm lint, schema and template", function () {
     expect(labelsOf("PrometheusRule")).to.include({ role: "alerts" });
     expect(labelsOf("ConfigMap")).to.include({ team: "platform", grafana_dashboard: "1" });
   });
+
+  it("prometheusRule.runbookBaseUrl moves every alert's runbook_url to that page, keeping its anchor", async () => {
+    const base = "https://wiki.example.com/ops/cni-repair-runbooks";
+    const rendered = await renderChart("dry-run", {
+      "prometheusRule.enabled": "true",
+      "prometheusRule.runbookBaseUrl": base,
+    });
+    type Rules = { spec: { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] } };
+    const rule = rendered.objects.find((object) => object.kind === "PrometheusRule") as unknown as Rules;
+    const urls = rule.spec.groups.flatMap((group) => group.rules.map((r) => [r.alert, r.annotations.runbook_url]));
+    expect(urls.length).to.be.greaterThan(5);
+    for (const [alert, url] of urls) expect(url).to.equal(`${base}#${alert?.toLowerCase()}`);
+    expect(await refusal({ "prometheusRule.runbookBaseUrl": "docs/runbooks.md#x" })).to.match(/runbookBaseUrl/);
+  });
 });

@@ -82,4 +82,17 @@ describe("observe/metrics", () => {
     );
     expect(textB).not.to.include('version="a"');
   });
+
+  it("exports what each rule does with a broken pod as cni_repair_rule_info, for the alerts to tell modes apart", async () => {
+    const registry = new Registry();
+    createMetrics(registry, {
+      ruleNames: ["istio", "istio-ambient"],
+      version: "dev",
+      ruleActions: { istio: "delete", "istio-ambient": "report" },
+    });
+    const text = await registry.metrics();
+    expect(text).to.include('cni_repair_rule_info{rule="istio",action="delete"} 1\n');
+    expect(text).to.include('cni_repair_rule_info{rule="istio-ambient",action="report"} 1\n');
+    expect(text.match(/^cni_repair_rule_info\{/gm)).to.have.length(2);
+  });
 });
