@@ -58,3 +58,17 @@ function auditLines(auditLogPath: string): string[] {
     return [];
   }
 }
+
+/** Pods of the namespace bound to a node by the scheduler (pods/binding creates that succeeded). */
+export function podBindings(
+  auditLogPath: string,
+  namespace: string,
+): { readonly pod: string; readonly node: string; readonly atMs: number }[] {
+  return podRequests(auditLogPath, namespace).flatMap((event) => {
+    if (event.objectRef?.subresource !== "binding" || event.verb !== "create") return [];
+    if ((event.responseStatus?.code ?? 0) >= 300) return [];
+    const target = (event.requestObject as { target?: { name?: unknown } } | undefined)?.target;
+    if (typeof target?.name !== "string") return [];
+    return [{ pod: event.objectRef.name ?? "", node: target.name, atMs: Date.parse(event.stageTimestamp) }];
+  });
+}

@@ -48,6 +48,11 @@ export async function setCniAgentReady(
   await writeAgentStatus(api, agent, since);
 }
 
+/** The agent turns NotReady (crashed, restarting), as the kubelet would report it. */
+export async function setCniAgentNotReady(api: CoreV1Api, agent: { namespace: string; name: string }): Promise<void> {
+  await writeAgentStatus(api, agent, undefined);
+}
+
 async function writeAgentStatus(
   api: CoreV1Api,
   agent: { namespace: string; name: string },

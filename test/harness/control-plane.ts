@@ -20,7 +20,7 @@ kind: Policy
 omitStages: ["RequestReceived"]
 rules:
   - level: Request
-    resources: [{ group: "", resources: ["pods", "pods/status"] }]
+    resources: [{ group: "", resources: ["pods", "pods/status", "pods/binding"] }]
     verbs: ["create", "update", "patch", "delete", "deletecollection"]
   - level: Metadata
     resources: [{ group: "", resources: ["pods", "pods/status"] }]

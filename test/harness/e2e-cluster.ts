@@ -2,9 +2,9 @@
 // ServiceAccount admission on), kube-controller-manager, kube-scheduler, kwok's fake nodes that run pods, and the
 // CNI simulator that breaks the pods starting on a node whose mesh CNI agent is down.
 import { randomBytes } from "node:crypto";
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from "@kubernetes/client-node";
 import { clusterBinaries } from "./cluster-binaries.js";
-import { agentName, createCniAgent, setCniAgentReady } from "./cni-agents.js";
+import { agentName, createCniAgent, setCniAgentNotReady, setCniAgentReady } from "./cni-agents.js";
 import { CniSimulator } from "./cni-simulator.js";
 import { ControlPlane } from "./control-plane.js";
 import { KWOK_NODE_ANNOTATION, startControllerManager, startKwok, startScheduler } from "./kube-components.js";
@@ -77,8 +77,8 @@ export class E2eCluster {
   }
 
   /** One Istio CNI agent pod per node in the namespace, Ready or not, and the nodes' CNI to match. */
-  async createCniAgents(namespace: string, down: readonly string[]): Promise<void> {
-    for (const node of this.nodes) {
+  async createCniAgents(namespace: string, down: readonly string[], nodes = this.nodes): Promise<void> {
+    for (const node of nodes) {
       const ready = !down.includes(node);
       this.cni.setNode(node, ready ? "ready" : "down");
       await createCniAgent(this.api, {
@@ -90,10 +90,32 @@ export class E2eCluster {
     }
   }
 
+  /** The node's agent turns NotReady (crashed): pods whose sandbox is set up from now on break. */
+  async setCniAgentNotReady(namespace: string, node: string): Promise<void> {
+    this.cni.setNode(node, "down");
+    await setCniAgentNotReady(this.api, { namespace, name: agentName("istio", node) });
+  }
+
   /** The node's agent turns Ready: pods whose sandbox is set up from now on work. */
   async setCniAgentReady(namespace: string, node: string): Promise<void> {
     this.cni.setNode(node, "ready");
     await setCniAgentReady(this.api, { namespace, name: agentName("istio", node) }, new Date());
+  }
+
+  /**
+   * Registers one more kwok node, as a node pool would: with these labels and these taints (a kubelet's
+   * --register-with-taints), and waits until it is Ready. Not one of `nodes` (the three every test starts with).
+   */
+  async addNode(name: string, options: { labels?: Record<string, string>; taints?: V1Taint[] } = {}): Promise<void> {
+    await createNode(this.api, name, options);
+    await waitFor(
+      `kwok to make node ${name} Ready`,
+      async () => {
+        const node = await this.api.readNode({ name });
+        return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
   }
 
   /** Throws if kube-controller-manager, kube-scheduler or kwok has died. */
@@ -113,21 +135,27 @@ export class E2eCluster {
   }
 }
 
-/** A Node for kwok to manage, schedulable at once. */
-async function createNode(api: CoreV1Api, name: string): Promise<void> {
+/** A Node for kwok to manage, schedulable at once but for the taints it registers with. */
+async function createNode(
+  api: CoreV1Api,
+  name: string,
+  options: { labels?: Record<string, string>; taints?: V1Taint[] } = {},
+): Promise<void> {
+  const taints = options.taints ?? [];
   await api.createNode({
     body: {
       metadata: {
         name,
         annotations: { [KWOK_NODE_ANNOTATION.key]: KWOK_NODE_ANNOTATION.value },
-        labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", type: "kwok" },
+        labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", type: "kwok", ...options.labels },
       },
+      ...(taints.length > 0 && { spec: { taints } }),
     },
   });
   // Admission taints a new Node not-ready; the node lifecycle controller (not run here) would lift it once
-  // kwok reports Ready. Lift it now: kwok's nodes are Ready within moments.
+  // kwok reports Ready. Lift it now, keeping the node's own: kwok's nodes are Ready within moments.
   await api.patchNode(
-    { name, body: { spec: { taints: null } } },
+    { name, body: { spec: { taints: taints.length > 0 ? taints : null } } },
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );
 }

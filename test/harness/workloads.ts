@@ -34,12 +34,23 @@ export function meshedTemplate(
   };
 }
 
-export async function createDeployment(apps: AppsV1Api, namespace: string, name: string, replicas: number) {
+/** `nodeName`: only that node will do (a workload waiting for a new node pool's capacity). */
+export async function createDeployment(
+  apps: AppsV1Api,
+  namespace: string,
+  name: string,
+  replicas: number,
+  nodeName?: string,
+) {
   await apps.createNamespacedDeployment({
     namespace,
     body: {
       metadata: { name },
-      spec: { replicas, selector: { matchLabels: { app: name } }, template: meshedTemplate(name) },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        template: meshedTemplate(name, nodeName === undefined ? {} : { nodeName }),
+      },
     },
   });
 }
