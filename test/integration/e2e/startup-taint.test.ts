@@ -37,7 +37,9 @@ describe("e2e: startup taint prevention beside repair", function () {
     const agentNamespace = await cluster.createNamespace("cni");
     await cluster.createCniAgents(agentNamespace, []);
     controller = suite.track(
-      await startRepair(cluster.plane.kubeconfigPath, { namespace, agentNamespace }, ["--startup-taint=bootstrap-only"]),
+      await startRepair(cluster.plane.kubeconfigPath, { namespace, agentNamespace }, [
+        "--startup-taint=bootstrap-only",
+      ]),
     );
     const metric = (name: string, labels: Record<string, string>) => controller.metric(name, labels);
 
@@ -105,7 +107,10 @@ describe("e2e: startup taint prevention beside repair", function () {
     expect(brokenD, "pods broken on node-d").to.deep.equal([]);
     expect(earlyE.length, "node-e's pods landed early").to.equal(REPLICAS);
     expect(brokenE.length, "and broke").to.be.at.least(REPLICAS);
-    expect(repairE.unrepaired.map((p) => p.name), "node-e's broken pods repaired").to.deep.equal([]);
+    expect(
+      repairE.unrepaired.map((p) => p.name),
+      "node-e's broken pods repaired",
+    ).to.deep.equal([]);
     expect(repairE.wrong).to.deep.equal([]);
 
     // Only the taint changed: the PATCH tested the list as read and set it without our key, nothing else.
@@ -115,8 +120,12 @@ describe("e2e: startup taint prevention beside repair", function () {
     expect(await taintKeys(cluster.api, "node-e")).to.deep.equal([]);
 
     const key = ISTIO_TAINT.key ?? "";
-    expect(await metric("cni_repair_startup_taint_changes_total", { key, action: "remove", result: "success" })).to.equal(1);
-    expect(await metric("cni_repair_startup_taint_changes_total", { key, action: "add", result: "success" })).to.equal(0);
+    expect(
+      await metric("cni_repair_startup_taint_changes_total", { key, action: "remove", result: "success" }),
+    ).to.equal(1);
+    expect(await metric("cni_repair_startup_taint_changes_total", { key, action: "add", result: "success" })).to.equal(
+      0,
+    );
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "agent_ready" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "node_created" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_nodes", { key })).to.equal(0);
