@@ -1,8 +1,10 @@
-// explain's output: the Explanation as JSON, or as a few labelled lines for a terminal.
+// explain's output: the Explanation as JSON or YAML, or as a few labelled lines for a terminal.
+import type { OutputFormat } from "../config/config.js";
 import type { Explanation } from "./explain.js";
+import { renderStructured } from "./structured-output.js";
 
-export function renderExplanation(explanation: Explanation, output: "table" | "json"): string {
-  if (output === "json") return `${JSON.stringify(explanation, null, 2)}\n`;
+export function renderExplanation(explanation: Explanation, output: OutputFormat): string {
+  if (output !== "table") return renderStructured(explanation, output);
   const { pod, scope, rule, validator, verdict, agents, storm, guards, decision, modes } = explanation;
   const owner = pod.owner ? `${pod.owner.kind}/${pod.owner.name}` : "none (bare pod)";
   const lines = [

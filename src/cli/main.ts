@@ -15,12 +15,12 @@ async function main(): Promise<number> {
     parsed = parseConfig(process.argv.slice(2), process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(`cni-repair: ${error.message}\nRun 'cni-repair --help' for the flags.`);
+    console.error(`cni-repair: ${error.message}\nRun 'cni-repair <command> --help' for the flags of a command.`);
     return 2;
   }
   switch (parsed.command) {
     case "help":
-      process.stdout.write(helpText());
+      process.stdout.write(helpText(parsed.helpFor));
       return 0;
     case "version":
       process.stdout.write(versionText());

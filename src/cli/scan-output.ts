@@ -1,7 +1,8 @@
 // What `scan` prints: the scope it looked in, the counts, and the per-pod records as a table or one JSON object.
-import type { Config } from "../config/config.js";
+import type { Config, OutputFormat } from "../config/config.js";
 import { describeFieldSelector } from "../config/selectors.js";
 import type { ScanRecord } from "./scan-record.js";
+import { renderStructured } from "./structured-output.js";
 import { formatTable } from "./table.js";
 
 export type ScanScope = {
@@ -54,8 +55,8 @@ export function describeScope(scope: ScanScope): string {
   return parts.join(", ");
 }
 
-export function renderScan(report: ScanReport, output: "table" | "json"): string {
-  if (output === "json") return `${JSON.stringify(report, null, 2)}\n`;
+export function renderScan(report: ScanReport, output: OutputFormat): string {
+  if (output !== "table") return renderStructured(report, output);
   const { checked, broken } = report.counts;
   const summary = `${checked} ${checked === 1 ? "pod" : "pods"} checked (${describeScope(report.scope)}), ${broken} broken.\n`;
   if (report.pods.length === 0) return summary;

@@ -1,6 +1,8 @@
 // parseConfig: argv and environment to the command to run and a fully checked, typed Config.
 
 import type { Rule } from "../detect/rule.js";
+import { environmentUse, refuseVariable } from "./applicability.js";
+import type { Subcommand } from "./commands.js";
 import { invalidValue } from "./config-error.js";
 import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./flags.js";
 import { type Command, readArgs, type Setting } from "./read-args.js";
@@ -12,6 +14,7 @@ import { rejectUnknownEnv } from "./unknown-env.js";
 export type Mode = FlagValues["mode"];
 export type LogLevel = FlagValues["log-level"];
 export type LogFormat = FlagValues["log-format"];
+export type OutputFormat = FlagValues["output"];
 
 export type Config = {
   /** Presets in the order given, then the custom rule; never empty, names unique. */
@@ -83,11 +86,13 @@ export type Config = {
         readonly retryPeriodMs: number;
       }
     | undefined;
-  readonly scan: { readonly output: "table" | "json"; readonly repair: boolean };
+  readonly scan: { readonly output: OutputFormat; readonly repair: boolean };
 };
 
 export type ParsedConfig = {
   readonly command: Command;
+  /** With --help: the subcommand whose help is asked for; undefined for the overview. */
+  readonly helpFor?: Subcommand;
   readonly config: Config;
   /** explain's pod. */
   readonly target?: { readonly namespace: string; readonly name: string };
@@ -95,12 +100,16 @@ export type ParsedConfig = {
 
 /**
  * Flags win over CNI_REPAIR_* env vars, which win over defaults. Throws ConfigError naming the flag
- * or env var and the bad text, or an unknown CNI_REPAIR_* variable. For help and version only argv syntax is
- * checked and config holds the defaults, so a broken environment cannot stop someone reading --help.
+ * or env var and the bad text, an unknown CNI_REPAIR_* variable, or a flag (or, for run, a variable) the
+ * subcommand does not accept (applicability.ts). For help and version only argv is checked and config holds the
+ * defaults, so a broken environment cannot stop someone reading --help.
  */
 export function parseConfig(argv: string[], env: Record<string, string | undefined>): ParsedConfig {
   const args = readArgs(argv);
-  if (args.command === "help" || args.command === "version") return { command: args.command, config: defaultConfig() };
+  const { command } = args;
+  if (command === "help" || command === "version") {
+    return { command, ...(args.helpFor && { helpFor: args.helpFor }), config: defaultConfig() };
+  }
   rejectUnknownEnv(
     env,
     flagNames.flatMap((name) => envVarName(name) ?? []),
@@ -109,12 +118,16 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
   for (const name of flagNames) {
     const envName = envVarName(name);
     const text = envName === undefined ? undefined : env[envName];
-    if (envName !== undefined && text !== undefined) given.set(name, { text, source: envName });
+    if (envName !== undefined && text !== undefined) {
+      const use = environmentUse(command, name);
+      if (use === "refuse") throw refuseVariable(command, name, envName);
+      if (use === "use") given.set(name, { text, source: envName });
+    }
     const fromArgv = args.settings.get(name);
     if (fromArgv !== undefined) given.set(name, fromArgv);
   }
   return {
-    command: args.command,
+    command,
     config: toConfig(parseValues(given), given),
     ...(args.target && { target: args.target }),
   };

@@ -1,5 +1,6 @@
 // The kinds of flag the table in flags.ts is built from: how each turns text into a typed value.
 
+import type { FlagGroup, Subcommand } from "./commands.js";
 import { durationExpectation, formatDuration, parseDuration } from "./duration.js";
 
 export type FlagType = "string" | "int" | "duration" | "bool" | "list" | "enum";
@@ -15,6 +16,10 @@ export type Flag<T> = {
   /** Shown after the flag name in --help: "<duration>", "<delete|label|report>"; empty for booleans. */
   readonly valueName: string;
   readonly help: string;
+  /** The heading it is listed under in --help. */
+  readonly group: FlagGroup;
+  /** The subcommands that accept it; given to another one it is refused (see applicability.ts). */
+  readonly commands: readonly Subcommand[];
   /** The accepted range, for --help: "1-64", "0s (off) or 1s-24h". */
   readonly allowed?: string;
   /** False only for --help and --version: an env var must not turn the daemon into a one-shot command. */
@@ -26,7 +31,15 @@ export type Flag<T> = {
 export const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 export const fail = (reason: string): Parsed<never> => ({ ok: false, reason });
 
-type Common = { readonly help: string; readonly valueName?: string };
+type Common = {
+  readonly help: string;
+  readonly valueName?: string;
+  readonly group: FlagGroup;
+  readonly commands: readonly Subcommand[];
+};
+
+/** What every kind copies from its spec unchanged. */
+const described = (spec: Common) => ({ help: spec.help, group: spec.group, commands: spec.commands });
 
 /** Free text; `parse` narrows it when the flag has a syntax (names, selectors, markers). */
 export function stringFlag<T = string>(
@@ -39,7 +52,7 @@ export function stringFlag<T = string>(
     default: mustParse(parse, defaultText),
     defaultText,
     valueName: spec.valueName ?? "<string>",
-    help: spec.help,
+    ...described(spec),
     env: true,
     parse,
   };
@@ -59,7 +72,7 @@ export function intFlag(
     default: mustParse(parse, String(spec.default)),
     defaultText: String(spec.default),
     valueName: spec.valueName ?? "<int>",
-    help: spec.help,
+    ...described(spec),
     allowed: `${spec.min}-${spec.max}`,
     env: true,
     parse,
@@ -98,7 +111,7 @@ export function durationFlag(
     default: mustParse(parse, spec.default),
     defaultText: spec.default,
     valueName: spec.valueName ?? "<duration>",
-    help: spec.help,
+    ...described(spec),
     allowed: spec.wholeSeconds === true ? `${range}, whole seconds` : range,
     env: true,
     parse,
@@ -120,7 +133,7 @@ export function boolFlag(
     default: spec.default ?? false,
     defaultText: String(spec.default ?? false),
     valueName: "",
-    help: spec.help,
+    ...described(spec),
     env: spec.env ?? true,
     ...(spec.short === undefined ? {} : { short: spec.short }),
     parse,
@@ -149,7 +162,7 @@ export function listFlag<T = string>(
     default: mustParse(parse, spec.default),
     defaultText: spec.default,
     valueName: spec.valueName ?? "<list>",
-    help: spec.help,
+    ...described(spec),
     env: true,
     parse,
   };
@@ -166,7 +179,7 @@ export function enumFlag<const C extends readonly string[]>(
     default: mustParse(parse, spec.default),
     defaultText: spec.default,
     valueName: spec.valueName ?? `<${choices.join("|")}>`,
-    help: spec.help,
+    ...described(spec),
     env: true,
     ...(spec.short === undefined ? {} : { short: spec.short }),
     parse,

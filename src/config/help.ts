@@ -1,31 +1,127 @@
-// --help text, generated from the flag table so the docs cannot drift from the parser.
+// --help text, generated from the flag table so the docs cannot drift from the parser: an overview of the
+// subcommands, and per subcommand only the flags it accepts, under the headings the table gives them.
 
-import { envVarName, flagNames, flags } from "./flags.js";
+import { accepts, ENVIRONMENT_RULE } from "./applicability.js";
+import { FLAG_GROUPS, SUBCOMMANDS, type Subcommand } from "./commands.js";
+import { envVarName, type FlagName, flagNames, flags } from "./flags.js";
 
-/** Usage, then one entry per flag: name, value type, default, env var and help. */
-export function helpText(): string {
-  const lines = [
-    "Usage: cni-repair [run] [flags]     watch pods and repair broken ones until stopped",
-    "       cni-repair scan [flags]      list broken pods once and what run would do (exit 0: none, 1: some)",
-    "       cni-repair explain <namespace>/<pod> [flags]",
-    "                                    why run would (not) repair this pod now, guard by guard (exit 1: no such pod)",
-    "       cni-repair version           the version, the commit built from and the Node.js version",
+type CommandHelp = {
+  /** After "Usage: ". */
+  readonly usage: string;
+  /** One line for the overview. */
+  readonly summary: string;
+  /** A short paragraph at the top of the command's own help, one entry per line. */
+  readonly about: readonly string[];
+  readonly examples: readonly string[];
+};
+
+const COMMANDS: Readonly<Record<Subcommand, CommandHelp>> = {
+  run: {
+    usage: "cni-repair [run] [flags]",
+    summary: "watch pods and repair broken ones until stopped (the default command)",
+    about: [
+      "Watches pods and repairs those whose service-mesh CNI validator init container failed: deletes them so their",
+      "owner recreates them, labels them, or only reports them, under the guards below. Runs until SIGTERM.",
+    ],
+    examples: [
+      "cni-repair run --mode=report                             # change nothing; log and count what it would do",
+      "cni-repair run --preset=istio,linkerd --namespaces=shop,blog",
+      "cni-repair run --node-name=$NODE_NAME --leader-elect=false   # one per node (DaemonSet)",
+    ],
+  },
+  scan: {
+    usage: "cni-repair scan [flags]",
+    summary: "list broken pods once and what run would do (exit 0: none, 1: some)",
+    about: [
+      "Lists the pods in scope once and prints how many it checked, in which scope, and every broken pod with what",
+      "run would do with it now. With --repair, makes one pass of repairs and prints the results.",
+      "Exit codes: 0 nothing broken, 1 broken pods (left), 2 error, 3 a permission --repair needs is missing.",
+    ],
+    examples: [
+      "cni-repair scan --namespaces=shop",
+      "cni-repair scan -o json | jq -r '.pods[] | select(.action == \"delete\") | .name'",
+      "cni-repair scan -o yaml",
+      "cni-repair scan --repair --max-deletions-per-minute=10    # one pass, e.g. from a CronJob",
+    ],
+  },
+  explain: {
+    usage: "cni-repair explain <namespace>/<pod> [flags]",
+    summary: "why run would (not) repair this pod now, guard by guard (exit 1: no such pod)",
+    about: [
+      "Judges one pod as run would now, writing nothing: the rule it falls under (or why none), the validator's",
+      "state, the verdict, every guard that would hold it and until when, and what each mode would do.",
+      "Exit codes: 0 explained, 1 no such pod, 2 error.",
+    ],
+    examples: ["cni-repair explain shop/web-7d9f8c-x2x9q", "cni-repair explain shop/web-7d9f8c-x2x9q -o json"],
+  },
+  version: {
+    usage: "cni-repair version",
+    summary: "the version, the commit built from and the Node.js version",
+    about: ["Prints the version, the commit built from and the Node.js version on one line (--version does the same)."],
+    examples: ["cni-repair version", "cni-repair --version"],
+  },
+};
+
+/** The overview (no subcommand), or one subcommand's usage, grouped flags, environment rule and examples. */
+export function helpText(command?: Subcommand): string {
+  return `${(command === undefined ? overview() : commandHelp(command)).join("\n")}\n`;
+}
+
+function overview(): string[] {
+  const width = Math.max(...SUBCOMMANDS.map((name) => commandWord(name).length)) + 4;
+  return [
+    "Usage: cni-repair <command> [flags]",
     "",
     "Finds pods whose service-mesh CNI validator init container failed and repairs them.",
-    "Every flag can also be set by the env var shown; a flag on the command line wins.",
+    "",
+    "Commands:",
+    ...SUBCOMMANDS.map((name) => `  ${commandWord(name).padEnd(width)}${COMMANDS[name].summary}`),
     "",
     "Flags:",
+    ...flagEntries(["help", "version"]),
+    "",
+    "Run 'cni-repair <command> --help' for the flags of a command.",
   ];
-  for (const name of flagNames) {
+}
+
+/** "explain <namespace>/<pod>": the usage line without the program name and flags. */
+const commandWord = (name: Subcommand): string =>
+  COMMANDS[name].usage.replace(/^cni-repair (\[run\]|\S+)/, name).replace(" [flags]", "");
+
+function commandHelp(command: Subcommand): string[] {
+  const { usage, about, examples } = COMMANDS[command];
+  const lines = [`Usage: ${usage}`, "", ...about];
+  for (const group of FLAG_GROUPS) {
+    const names = flagNames.filter((name) => flags[name].group === group && accepts(command, name));
+    if (names.length > 0) lines.push("", `${group}:`, ...flagEntries(names));
+  }
+  lines.push(
+    "",
+    ...(command === "version"
+      ? ["Environment: none is read."]
+      : [
+          "Environment: a flag can also be set by the env var shown; a flag on the command line wins.",
+          ENVIRONMENT_RULE,
+        ]),
+    "",
+    "Examples:",
+    ...examples.map((example) => `  ${example}`),
+  );
+  return lines;
+}
+
+/** Name, value type, help, default, allowed range and env var of each flag. */
+function flagEntries(names: readonly FlagName[]): string[] {
+  return names.flatMap((name) => {
     const flag = flags[name];
     const short = flag.short === undefined ? "" : `-${flag.short}, `;
     const value = flag.valueName === "" ? "" : ` ${flag.valueName}`;
-    lines.push(`  ${short}--${name}${value}   (${flag.type})`);
-    lines.push(`      ${flag.help}`);
-    const env = envVarName(name);
     const defaultText = flag.defaultText === "" ? '""' : flag.defaultText;
     const allowed = flag.allowed === undefined ? "" : `   allowed: ${flag.allowed}`;
-    lines.push(`      default: ${defaultText}${allowed}   env: ${env ?? "none"}`);
-  }
-  return `${lines.join("\n")}\n`;
+    return [
+      `  ${short}--${name}${value}   (${flag.type})`,
+      `      ${flag.help}`,
+      `      default: ${defaultText}${allowed}   env: ${envVarName(name) ?? "none"}`,
+    ];
+  });
 }

@@ -1,16 +1,20 @@
 // argv to the command and the raw text of each flag given; values are checked later, against the table.
 
 import { parseArgs } from "node:util";
+import { accepts, refuseFlag } from "./applicability.js";
+import { isSubcommand, type Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";
 import { type FlagName, flags, isFlagName } from "./flags.js";
 
-export type Command = "run" | "scan" | "explain" | "help" | "version";
+export type Command = Subcommand | "help";
 
 /** The text a flag was given, and where from ("--mode" or "CNI_REPAIR_MODE"), for error messages. */
 export type Setting = { readonly text: string; readonly source: string };
 
 export type Args = {
   readonly command: Command;
+  /** With --help: the subcommand whose help is asked for; undefined for the overview. */
+  readonly helpFor?: Subcommand;
   readonly settings: ReadonlyMap<FlagName, Setting>;
   /** explain's <namespace>/<pod>. */
   readonly target?: { readonly namespace: string; readonly name: string };
@@ -57,14 +61,28 @@ export function readArgs(argv: readonly string[]): Args {
     }
     settings.set(name, { text: token.value, source });
   }
-  if (positionals[0] === "explain")
-    return { command: commandOf(["explain"], settings), settings, target: target(positionals) };
-  return { command: commandOf(positionals, settings), settings };
+  const [first, ...rest] = positionals;
+  if (first !== undefined && !isSubcommand(first)) {
+    throw new ConfigError(
+      `unknown command ${JSON.stringify(first)}: expected run, scan, explain, version, --help or --version`,
+    );
+  }
+  const help = isSet(settings, "help");
+  // explain's pod may be left out when only its help is asked for.
+  const target = first === "explain" && !(help && rest.length === 0) ? explainTarget(rest) : undefined;
+  if (first !== "explain" && rest.length > 0) {
+    throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
+  }
+  // --version is the version subcommand; no subcommand is run.
+  const subcommand = isSet(settings, "version") ? "version" : (first ?? "run");
+  for (const name of settings.keys()) if (!accepts(subcommand, name)) throw refuseFlag(subcommand, name);
+  if (help) return { command: "help", ...(first !== undefined && { helpFor: first }), settings };
+  return { command: subcommand, settings, ...(target && { target }) };
 }
 
 /** explain takes exactly one <namespace>/<pod>. */
-function target(positionals: readonly string[]): { namespace: string; name: string } {
-  const [, given, ...rest] = positionals;
+function explainTarget(positionals: readonly string[]): { namespace: string; name: string } {
+  const [given, ...rest] = positionals;
   if (given === undefined) throw new ConfigError("explain needs a pod: cni-repair explain <namespace>/<pod>");
   if (rest.length > 0) {
     throw new ConfigError(
@@ -76,27 +94,6 @@ function target(positionals: readonly string[]): { namespace: string; name: stri
     throw new ConfigError(`explain: ${JSON.stringify(given)} is not <namespace>/<pod>`);
   }
   return { namespace, name };
-}
-
-function commandOf(positionals: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Command {
-  const [first, ...rest] = positionals;
-  if (first !== undefined && !isSubcommand(first)) {
-    throw new ConfigError(
-      `unknown command ${JSON.stringify(first)}: expected run, scan, explain, version, --help or --version`,
-    );
-  }
-  if (rest.length > 0) {
-    throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
-  }
-  if (isSet(settings, "help")) return "help";
-  if (isSet(settings, "version")) return "version";
-  return first ?? "run";
-}
-
-const SUBCOMMANDS = ["run", "scan", "explain", "version"] as const;
-
-function isSubcommand(word: string): word is (typeof SUBCOMMANDS)[number] {
-  return (SUBCOMMANDS as readonly string[]).includes(word);
 }
 
 function isSet(settings: ReadonlyMap<FlagName, Setting>, name: "help" | "version"): boolean {

@@ -1,4 +1,4 @@
-// `make docs`: rewrites docs/flags.md from the built CLI's --help.
+// `make docs`: rewrites docs/flags.md from the built CLI's help screens.
 import { writeFileSync } from "node:fs";
 import { cliHelp, FLAGS_REFERENCE_PATH, renderFlagsReference } from "./flags-reference.js";
 

@@ -19,6 +19,10 @@ describe("cni-repair command line", () => {
     [["--resync-period=5"], {}, '--resync-period "5"'],
     [["--http-port=99999"], {}, '--http-port "99999"'],
     [["--no-such-flag"], {}, "--no-such-flag"],
+    [["run", "-o", "json"], {}, "flag --output does not apply to run (accepted by: scan, explain)"],
+    [["explain", "ns/pod", "--repair"], {}, "flag --repair does not apply to explain (accepted by: scan)"],
+    [["version", "--leader-elect=false"], {}, "flag --leader-elect does not apply to version (accepted by: run)"],
+    [["run"], { CNI_REPAIR_REPAIR: "true" }, "environment variable CNI_REPAIR_REPAIR does not apply to run"],
     [[], { CNI_REPAIR_MODE: "nuke" }, 'CNI_REPAIR_MODE "nuke"'],
     [
       [],
@@ -33,10 +37,16 @@ describe("cni-repair command line", () => {
     });
   }
 
-  it("prints help with every flag's env var, and the version", async () => {
-    const help = await runCommand(["--help"]);
-    expect(help.code).to.equal(0);
-    expect(help.stdout).to.include("--max-retries").and.include("CNI_REPAIR_MAX_RETRIES");
+  it("prints the commands, each command's own flags with their env vars, and the version", async () => {
+    const overview = await runCommand(["--help"]);
+    expect(overview.code).to.equal(0);
+    expect(overview.stdout).to.match(/^ {2}explain <namespace>\/<pod> /m);
+    const run = await runCommand(["run", "--help"]);
+    expect(run.code).to.equal(0);
+    expect(run.stdout).to.include("\nLeader election:\n").and.include("CNI_REPAIR_MAX_RETRIES");
+    expect(run.stdout).to.not.include("--output");
+    const scan = await runCommand(["scan", "--help"]);
+    expect(scan.stdout).to.include("\nOutput:\n  -o, --output <table|json|yaml>").and.not.include("--leader-elect");
     const revision = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();
     for (const args of [["--version"], ["version"]]) {
       const version = await runCommand(args);

@@ -1,6 +1,7 @@
 // `cni-repair explain <namespace>/<pod>`: the whole judgement about one pod against the real API server, as JSON.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { parse } from "yaml";
 import type { Explanation } from "../../../src/cli/explain.js";
 import { podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
@@ -68,6 +69,22 @@ describe("cni-repair explain", () => {
       (event) => !["get", "list", "watch"].includes(event.verb) && (event.userAgent ?? "").startsWith("cni-repair/"),
     );
     expect(writes).to.deep.equal([]);
+  });
+
+  it("-o yaml prints the same object as -o json", async () => {
+    await createPodInState(api, { namespace, name: "broken", nodeName: "n1" });
+    const json = await explain("broken", gateOff);
+    const yaml = await runCommand([
+      "explain",
+      `${namespace}/broken`,
+      "-o",
+      "yaml",
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--field-selector=metadata.namespace=${namespace}`,
+      gateOff,
+    ]);
+    expect(yaml.code, yaml.stderr).to.equal(0);
+    expect(parse(yaml.stdout)).to.deep.equal(json);
   });
 
   it("a healthy meshed pod: its rule, the validator passed, nothing to do", async () => {

@@ -2,6 +2,7 @@
 // (its permission self-check, and a 403 on one pod shown as that pod's result).
 import { CoreV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { parse } from "yaml";
 import type { ScanReport } from "../../../src/cli/scan-output.js";
 import { statusOf } from "../../harness/api-errors.js";
 import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
@@ -111,6 +112,17 @@ describe("cni-repair scan", () => {
     expect(finished).to.include({ name: "d-finished", where: "state", exitCode: 126, verdict: "terminal" });
     expect(finished).to.include({ action: "hold" });
     expect(finished?.hold?.reason).to.equal("terminal");
+  });
+
+  it("prints the same structure with -o yaml as with -o json", async () => {
+    await seed();
+    const [json, yaml] = [await scan("-o", "json"), await scan("-o", "yaml")];
+    expect([json.code, yaml.code], yaml.stderr).to.deep.equal([1, 1]);
+    expect(yaml.stdout).to.match(/^scope:\n/);
+    const report = parse(yaml.stdout) as ScanReport;
+    expect(report).to.deep.equal(JSON.parse(json.stdout));
+    expect(report.counts.checked).to.equal(4);
+    expect(report.pods.map((pod) => pod.name)).to.deep.equal(["a-broken", "c-bare", "d-finished"]);
   });
 
   it("exits 0 when nothing is broken, saying how many pods it checked; a namespace with no pods says 0", async () => {

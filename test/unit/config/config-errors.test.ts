@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
 import { ConfigError } from "../../../src/config/config-error.js";
+import { commandFor } from "./command-for.js";
 
 function errorOf(argv: string[], env: Record<string, string> = {}): ConfigError {
   try {
@@ -115,7 +116,7 @@ const badValues: readonly (readonly [string, string, string[]?, string?])[] = [
   ["leader-election-id", "Not A Name", [], "Lease name"],
   ["renew-deadline", "15s", [], "expected less than --lease-duration (15s)"],
   ["retry-period", "10s", [], "expected less than --renew-deadline (10s)"],
-  ["output", "yaml", [], "expected one of table, json"],
+  ["output", "xml", [], "expected one of table, json, yaml"],
   ["repair", "please"],
 ];
 
@@ -123,7 +124,7 @@ describe("config/parseConfig errors", () => {
   for (const [flag, text, extra = [], detail] of badValues) {
     const envName = `CNI_REPAIR_${flag.toUpperCase().replaceAll("-", "_")}`;
     it(`rejects --${flag}=${JSON.stringify(text)}`, () => {
-      const error = errorOf([`--${flag}=${text}`, ...extra]);
+      const error = errorOf([...commandFor(flag), `--${flag}=${text}`, ...extra]);
       expect(error.code).to.equal("ERR_CONFIG");
       expect(error.message).to.include(`invalid --${flag} ${JSON.stringify(text)}: `);
       if (detail !== undefined) expect(error.message).to.include(detail);
@@ -134,7 +135,7 @@ describe("config/parseConfig errors", () => {
         const [name = "", value = ""] = arg.slice(2).split("=");
         env[`CNI_REPAIR_${name.toUpperCase().replaceAll("-", "_")}`] = value;
       }
-      const error = errorOf([], env);
+      const error = errorOf(commandFor(flag), env);
       expect(error.message).to.include(`invalid ${envName} ${JSON.stringify(text)}: `);
     });
   }
@@ -188,5 +189,64 @@ describe("config/parseConfig errors", () => {
   it("names env vars for cross-flag errors", () => {
     const message = errorOf([], { CNI_REPAIR_RETRY_BASE_DELAY: "10m" }).message;
     expect(message).to.include('invalid CNI_REPAIR_RETRY_BASE_DELAY "10m"');
+  });
+});
+
+describe("config/flags of another subcommand", () => {
+  for (const [argv, expected] of [
+    [["run", "-o", "json"], "flag --output does not apply to run (accepted by: scan, explain)"],
+    [["--output=json"], "flag --output does not apply to run (accepted by: scan, explain)"],
+    [["run", "--repair"], "flag --repair does not apply to run (accepted by: scan)"],
+    [["explain", "ns/pod", "--repair"], "flag --repair does not apply to explain (accepted by: scan)"],
+    [["scan", "--leader-elect=false"], "flag --leader-elect does not apply to scan (accepted by: run)"],
+    [["explain", "ns/pod", "--workers=2"], "flag --workers does not apply to explain (accepted by: run, scan)"],
+    [["version", "--mode=label"], "flag --mode does not apply to version (accepted by: run, scan, explain)"],
+    [["--version", "--kubeconfig=x"], "flag --kubeconfig does not apply to version (accepted by: run, scan, explain)"],
+    [["run", "--http-port=9000", "--help", "-o", "json"], "flag --output does not apply to run"],
+  ] as const) {
+    it(`refuses ${argv.join(" ")}`, () => {
+      expect(errorOf([...argv]).message).to.include(expected);
+    });
+  }
+
+  it("accepts them where they apply", () => {
+    expect(parseConfig(["scan", "-o", "yaml", "--repair", "--workers=2"], {}).command).to.equal("scan");
+    expect(parseConfig(["explain", "ns/pod", "-o", "json", "--mode=label"], {}).command).to.equal("explain");
+    expect(parseConfig(["run", "--http-port=9000", "--leader-elect=false"], {}).command).to.equal("run");
+    expect(parseConfig(["version", "--help"], {}).command).to.equal("help");
+  });
+
+  it("run refuses the variable of a flag only scan or explain accept", () => {
+    expect(errorOf(["run"], { CNI_REPAIR_OUTPUT: "json" }).message).to.equal(
+      "environment variable CNI_REPAIR_OUTPUT does not apply to run (its flag --output is accepted by: scan, explain); unset it for run",
+    );
+    expect(errorOf([], { CNI_REPAIR_REPAIR: "true" }).message).to.include("CNI_REPAIR_REPAIR does not apply to run");
+  });
+
+  it("scan and explain ignore the variables of run's own flags, and use the shared ones", () => {
+    // The Deployment's environment, copied into a shell: election, HTTP and retry settings mean nothing to scan.
+    const deployment = {
+      CNI_REPAIR_LEADER_ELECT: "false",
+      CNI_REPAIR_HTTP_PORT: "9000",
+      CNI_REPAIR_RESYNC_PERIOD: "1m",
+      CNI_REPAIR_WORKERS: "8",
+      CNI_REPAIR_MODE: "label",
+      CNI_REPAIR_NAMESPACES: "shop",
+    };
+    const scan = parseConfig(["scan"], deployment).config;
+    expect([scan.mode, scan.namespaces, scan.workers]).to.deep.equal(["label", ["shop"], 8]);
+    expect([scan.httpPort, scan.resyncPeriodMs, scan.leaderElection?.id]).to.deep.equal([8080, 300_000, "cni-repair"]);
+    const explain = parseConfig(["explain", "shop/web"], { ...deployment, CNI_REPAIR_REPAIR: "true" }).config;
+    expect([explain.mode, explain.namespaces, explain.workers, explain.scan.repair]).to.deep.equal([
+      "label",
+      ["shop"],
+      4,
+      false,
+    ]);
+  });
+
+  it("does not check an ignored variable's value", () => {
+    expect(parseConfig(["scan"], { CNI_REPAIR_HTTP_PORT: "not a port" }).command).to.equal("scan");
+    expect(errorOf([], { CNI_REPAIR_HTTP_PORT: "not a port" }).message).to.include("CNI_REPAIR_HTTP_PORT");
   });
 });

@@ -5,6 +5,7 @@ import { type Config, parseConfig } from "../../../src/config/config.js";
 import { envVarName, type FlagName, flagNames, flags } from "../../../src/config/flags.js";
 import { describeFieldSelector } from "../../../src/config/selectors.js";
 import { isAmbient, type ValidatorRule } from "../../../src/detect/rule.js";
+import { commandFor } from "./command-for.js";
 
 // A custom rule names no CNI agent, so with the readiness gate on (the default) it needs a selector.
 const custom = {
@@ -321,18 +322,19 @@ describe("config/parseConfig values", () => {
 
   for (const c of cases) {
     const settings = { ...c.with, [c.flag]: c.text };
+    const command = commandFor(c.flag);
     it(`reads --${c.flag} from argv`, () => {
-      expect(c.read(parseConfig(argvOf(settings), {}).config)).to.deep.equal(c.want);
+      expect(c.read(parseConfig([...command, ...argvOf(settings)], {}).config)).to.deep.equal(c.want);
     });
     // A boolean takes no separate value argument: `--repair true` would make "true" a command.
     if (flags[c.flag as FlagName].type !== "bool") {
       it(`reads --${c.flag} from argv as two arguments`, () => {
-        const argv = [...argvOf(c.with ?? {}), `--${c.flag}`, c.text];
+        const argv = [...command, ...argvOf(c.with ?? {}), `--${c.flag}`, c.text];
         expect(c.read(parseConfig(argv, {}).config)).to.deep.equal(c.want);
       });
     }
     it(`reads ${envVarName(c.flag)} from env`, () => {
-      expect(c.read(parseConfig([], envOf(settings)).config)).to.deep.equal(c.want);
+      expect(c.read(parseConfig(command, envOf(settings)).config)).to.deep.equal(c.want);
     });
   }
 

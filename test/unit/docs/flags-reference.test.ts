@@ -1,4 +1,4 @@
-// docs/flags.md must be exactly what `make docs` would write from the current --help.
+// docs/flags.md must be exactly what `make docs` would write from the current help screens.
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { flagNames } from "../../../src/config/flags.js";
