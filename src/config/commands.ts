@@ -13,6 +13,7 @@ export const FLAG_GROUPS = [
   "Detection",
   "Actions",
   "Guards",
+  "Startup taints",
   "Controller",
   "Leader election",
   "Observability",

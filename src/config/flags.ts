@@ -402,10 +402,14 @@ export const flags = {
     help: "Namespace of the CNI agent pods; empty looks in all namespaces.",
   }),
   "startup-taint": enumFlag(["off", "bootstrap-only", "continuous"], {
+    group: "Startup taints",
+    commands: RUN,
     default: "off",
     help: "Manage the nodes' startup taint: remove it once every CNI agent on the node has been Ready for --cni-agent-min-ready (bootstrap-only), and also add it back (NoSchedule) while an agent stays NotReady (continuous). --mode=report only counts.",
   }),
   "startup-taint-keys": listFlag({
+    group: "Startup taints",
+    commands: RUN,
     default: "",
     item: (text) =>
       isQualifiedName(text)
@@ -414,11 +418,15 @@ export const flags = {
     help: "Startup taint keys managed, comma-separated; only these are ever touched. Empty: per preset, istio and istio-ambient cni.istio.io/not-ready, linkerd and custom cni-repair.io/agent-not-ready.",
   }),
   "startup-taint-not-ready-after": durationFlag({
+    group: "Startup taints",
+    commands: RUN,
     default: "2m",
     min: 1_000,
     help: "continuous: how long a node's CNI agent must stay NotReady (as observed) before the node is tainted again.",
   }),
   "startup-taint-max-share": stringFlag<number>({
+    group: "Startup taints",
+    commands: RUN,
     default: "0.2",
     parse: fraction,
     valueName: "<0-1>",
