@@ -149,6 +149,20 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
     expect(output).to.include(`SUCCESS: ${FIRING.length + QUIET.length} rules found`);
   });
 
+  it("promtool check metrics passes on a live scrape of the controller", async () => {
+    const { promtool } = requirePrometheusBinaries();
+    const scrape = await controller?.get("/metrics");
+    expect(scrape?.status).to.equal(200);
+    expect(scrape?.body).to.include("cni_repair_pods_repaired_total");
+    // promtool prints its findings and exits non-zero (3: lint problems); the test fails with them.
+    try {
+      execFileSync(promtool, ["check", "metrics"], { input: scrape?.body, encoding: "utf8", stdio: "pipe" });
+    } catch (error) {
+      const failed = error as { stdout?: string; stderr?: string };
+      expect.fail(`promtool check metrics:\n${failed.stdout ?? ""}${failed.stderr ?? ""}`);
+    }
+  });
+
   it("every dashboard panel query parses and returns series, and the selectors in it match", async () => {
     const values = { namespace: "cni-repair", pods: [POD], rateInterval: "1m", range: "5m" };
     const queries = dashboardQueries(readDashboard());

@@ -95,4 +95,15 @@ describe("observe/metrics", () => {
     expect(text).to.include('cni_repair_rule_info{rule="istio-ambient",action="report"} 1\n');
     expect(text.match(/^cni_repair_rule_info\{/gm)).to.have.length(2);
   });
+
+  it("names only counters *_total (promtool check metrics): prom-client's nodejs_active_*_total gauges are gone", async () => {
+    const registry = new Registry();
+    createMetrics(registry, { ruleNames: ["istio"], version: "dev" });
+    const text = await registry.metrics();
+    const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name, type }));
+    expect(types.length).to.be.greaterThan(20);
+    const misnamed = types.filter(({ name, type }) => name?.endsWith("_total") && type !== "counter");
+    expect(misnamed).to.deep.equal([]);
+    expect(text).to.include("# TYPE nodejs_active_handles gauge");
+  });
 });
