@@ -125,6 +125,27 @@ describe("cni-repair scan", () => {
     expect(report.pods.map((pod) => pod.name)).to.deep.equal(["a-broken", "c-bare", "d-finished"]);
   });
 
+  it("logs human text, JSON lines only when asked; the Deployment's own variables do not stop it", async () => {
+    // With the CNI agent gate on and no agent pods, the pipeline warns that broken pods will be held.
+    const gated = ["scan", `--kubeconfig=${controlPlane().kubeconfigPath}`, `--namespaces=${namespace}`];
+    const deployment = {
+      CNI_REPAIR_HTTP_PORT: "9090",
+      CNI_REPAIR_LEADER_ELECT: "false",
+      CNI_REPAIR_RESYNC_PERIOD: "1m",
+    };
+    const text = await runCommand(gated, deployment);
+    expect(text.code, text.stderr).to.equal(0);
+    expect(text.stderr).to.match(/ warn +\[.*node agent gate: no pod matches the selector/);
+    expect(text.stderr.split("\n").filter((line) => line.startsWith("{"))).to.deep.equal([]);
+    const json = await runCommand([...gated, "--log-format=json"]);
+    const lines = json.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { level: string; msg: string });
+    expect(lines.map((line) => line.level)).to.include("warn");
+    expect(lines.some((line) => line.msg.startsWith("node agent gate: no pod matches"))).to.equal(true);
+  });
+
   it("exits 0 when nothing is broken, saying how many pods it checked; a namespace with no pods says 0", async () => {
     await createPodInState(api, { namespace, name: "healthy" }, { validator: { kind: "succeeded" } });
     const clean = await scan();
