@@ -40,7 +40,13 @@ export type DashboardPanel = {
   readonly targets?: DashboardTarget[];
   readonly panels?: DashboardPanel[];
 };
-export type DashboardVariable = { readonly name: string; readonly type: string; readonly query?: unknown };
+export type DashboardVariable = {
+  readonly name: string;
+  readonly type: string;
+  readonly query?: unknown;
+  readonly includeAll?: boolean;
+  readonly multi?: boolean;
+};
 export type Dashboard = {
   readonly uid: string;
   readonly title: string;
@@ -65,8 +71,10 @@ export function dashboardQueries(dashboard: Dashboard): { name: string; expr: st
 }
 
 export type VariableValues = {
-  readonly namespace: string;
-  /** The pods, as Grafana expands a multi-value variable inside =~: (a|b). */
+  /** Each multi-value variable's values, as Grafana expands them inside =~: (a|b). */
+  readonly clusters: readonly string[];
+  readonly jobs: readonly string[];
+  readonly namespaces: readonly string[];
   readonly pods: readonly string[];
   /** What Grafana puts in for $__rate_interval and $__range. */
   readonly rateInterval: string;
@@ -76,11 +84,48 @@ export type VariableValues = {
 /** Replaces the dashboard variables the way Grafana does before it sends a query. */
 export function substituteVariables(expr: string, values: VariableValues): string {
   const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\\\$&");
+  const multi = (list: readonly string[]) => `(${list.map(regexEscape).join("|")})`;
   return expr
     .replaceAll("$__rate_interval", values.rateInterval)
     .replaceAll("$__range", values.range)
-    .replaceAll("$namespace", values.namespace)
-    .replaceAll("$pod", `(${values.pods.map(regexEscape).join("|")})`);
+    .replaceAll("$cluster", multi(values.clusters))
+    .replaceAll("$job", multi(values.jobs))
+    .replaceAll("$namespace", multi(values.namespaces))
+    .replaceAll("$pod", multi(values.pods));
+}
+
+/** Whether a panel query reads the metric family (a histogram through its _bucket, _sum or _count series). */
+export function dashboardShows(dashboard: Dashboard, family: string): boolean {
+  const name = new RegExp(`(?<![\\w:])${family}(?:_bucket|_sum|_count)?(?![\\w:])`);
+  return dashboardQueries(dashboard).some((query) => name.test(query.expr));
+}
+
+/** The metric families docs/metrics.md lists under "Deliberately unpanelled" (lines "- `name`: why"). */
+export function unpanelledMetrics(metricsReference: string): string[] {
+  const section = metricsReference.split(/^## /m).find((part) => part.startsWith("Deliberately unpanelled"));
+  if (!section) throw new Error('docs/metrics.md has no "## Deliberately unpanelled" section');
+  return [...section.matchAll(/^- `([a-zA-Z_:][\w:]*)`/gm)].map((match) => match[1] ?? "");
+}
+
+/** The families a /metrics text exposes, from its "# TYPE name type" lines. */
+export function exposedFamilies(exposition: string): string[] {
+  return [...exposition.matchAll(/^# TYPE (\S+) \S+$/gm)].map((match) => match[1] ?? "");
+}
+
+/** Why each family is missing from the dashboard and the unpanelled list, as what to do about it (empty: none). */
+export function unaccountedMetrics(
+  families: readonly string[],
+  dashboard: Dashboard,
+  unpanelled: readonly string[],
+): string[] {
+  return families
+    .filter((family) => !dashboardShows(dashboard, family) && !unpanelled.includes(family))
+    .map(
+      (family) =>
+        `${family} is exported but in no panel of manifests/monitoring/dashboard.json and not in docs/metrics.md's ` +
+        `"Deliberately unpanelled" list: add a panel query that reads it (then make manifests), or add the line ` +
+        `"- \`${family}\`: <why no panel>" to that list.`,
+    );
 }
 
 /** The metric selectors of an expression (`name{labels}` or a bare name), for the metrics we ship. */

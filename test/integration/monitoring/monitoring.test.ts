@@ -1,16 +1,20 @@
 // The shipped dashboard and alerts, evaluated by a real Prometheus scraping a real controller during a repair scenario.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { repositoryFile } from "../../harness/binaries.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import {
   dashboardQueries,
+  exposedFamilies,
   metricSelectors,
   monitoringDir,
   readDashboard,
   substituteVariables,
+  unaccountedMetrics,
+  unpanelledMetrics,
 } from "../../harness/monitoring-files.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { isAlive } from "../../harness/owned-dirs.js";
@@ -21,6 +25,17 @@ import { createBrokenPods, createHealthyCluster, leaseHeldElsewhere, refuseDelet
 
 const JOB = "cni-repair";
 const POD = "cni-repair-7f9c-abcde";
+/** The cluster label a fleet's Prometheus (or its remote-write) adds; the dashboard's cluster variable reads it. */
+const CLUSTER = "test-cluster";
+/** The dashboard's variables as Grafana fills them for this one target. */
+const VALUES = {
+  clusters: [CLUSTER],
+  jobs: [JOB],
+  namespaces: ["cni-repair"],
+  pods: [POD],
+  rateInterval: "1m",
+  range: "5m",
+};
 const STORM_PODS = 3;
 /** The alerts (name/severity) the scenario, in delete mode, makes true while the controller runs, and the others. */
 const FIRING = [
@@ -79,7 +94,7 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
     prometheus = await Prometheus.start({
       job: JOB,
       // The labels a ServiceMonitor gives the target: the dashboard's variables select on them.
-      targets: [{ address, labels: { namespace: "cni-repair", pod: POD } }],
+      targets: [{ address, labels: { cluster: CLUSTER, namespace: "cni-repair", pod: POD } }],
       ruleFiles: [alertsFile],
     });
     await waitFor("a first scrape", async () => (await prometheus?.series(`cni_repair_leader{job="${JOB}"}`))?.length);
@@ -164,7 +179,7 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
   });
 
   it("every dashboard panel query parses and returns series, and the selectors in it match", async () => {
-    const values = { namespace: "cni-repair", pods: [POD], rateInterval: "1m", range: "5m" };
+    const values = VALUES;
     const queries = dashboardQueries(readDashboard());
     expect(queries.length).to.be.greaterThan(20);
     for (const { name, expr } of queries) {
@@ -179,7 +194,7 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
   });
 
   it("the panels show the scenario: repairs, broken pods, holds by reason, latency, leader", async () => {
-    const values = { namespace: "cni-repair", pods: [POD], rateInterval: "1m", range: "5m" };
+    const values = VALUES;
     const panel = async (name: string) => {
       const query = dashboardQueries(readDashboard()).find((q) => q.name === name);
       if (!query) throw new Error(`no panel query ${name}`);
@@ -189,6 +204,19 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
       Object.fromEntries(series.map((s) => [s.metric[label], s.value]));
 
     const repairs = await panel("Repairs by type and result / A");
+    expect(repairs.map((s) => s.metric.result)).to.not.include("dry_run");
+    expect(await panel("Dry runs / A")).to.deep.equal([
+      { metric: { cluster: CLUSTER, namespace: "cni-repair" }, value: 0 },
+    ]);
+    expect(by(await panel("Watch restarts by cause / A"), "reason")).to.have.keys(
+      "timeout",
+      "gone",
+      "error",
+      "stalled",
+    );
+    expect((await panel("Event write failures / A")).map((s) => s.metric)).to.deep.equal([
+      { cluster: CLUSTER, namespace: "cni-repair" },
+    ]);
     const deleteRate = (result: string) =>
       repairs.find((s) => s.metric.type === "delete" && s.metric.result === result)?.value ?? 0;
     expect(deleteRate("success")).to.be.greaterThan(0);
@@ -205,10 +233,26 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
     expect(by(await panel("Storm breakers open / A"), "scope")).to.deep.equal({ node: 1, cluster: 0 });
     const [p50] = await panel("Repair latency / A");
     expect(p50?.value).to.be.within(0, 60);
-    expect((await panel("Leader / A"))[0]?.value).to.equal(1);
+    // One series per install, whatever the number of pods: here the one leader.
+    expect(await panel("Acting instances / A")).to.deep.equal([
+      { metric: { cluster: CLUSTER, namespace: "cni-repair" }, value: 1 },
+    ]);
+    expect(await panel("Rules and their action / A")).to.have.deep.members([
+      { metric: { cluster: CLUSTER, namespace: "cni-repair", rule: "istio", action: "delete" }, value: 1 },
+      { metric: { cluster: CLUSTER, namespace: "cni-repair", rule: "linkerd", action: "delete" }, value: 1 },
+    ]);
     expect((await panel("Instances up / A"))[0]?.value).to.equal(1);
     expect((await panel("Sync age / A"))[0]?.value).to.be.within(0, 60);
     expect((await panel("Memory / A"))[0]?.value).to.be.greaterThan(10 * 1024 * 1024);
+  });
+
+  it("every metric the controller exports is in a dashboard panel or in docs/metrics.md's deliberately unpanelled list", async () => {
+    const scrape = await controller?.get("/metrics");
+    const families = exposedFamilies(scrape?.body ?? "");
+    expect(families).to.include.members(["cni_repair_pods_repaired_total", "process_resident_memory_bytes"]);
+    const unpanelled = unpanelledMetrics(readFileSync(repositoryFile("docs/metrics.md"), "utf8"));
+    const unaccounted = unaccountedMetrics(families, readDashboard(), unpanelled);
+    expect(unaccounted, unaccounted.join("\n")).to.deep.equal([]);
   });
 
   it("every alert loads and evaluates in Prometheus; the scenario's alerts fire, the others stay quiet", async () => {

@@ -3,12 +3,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadYaml, type V1ConfigMap } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { Registry } from "prom-client";
+import { createMetrics } from "../../../src/observe/metrics.js";
+import { repositoryFile } from "../../harness/binaries.js";
 import {
   dashboardPanels,
   dashboardQueries,
+  dashboardShows,
+  exposedFamilies,
   metricSelectors,
   monitoringDir,
   readDashboard,
+  unaccountedMetrics,
+  unpanelledMetrics,
 } from "../../harness/monitoring-files.js";
 
 const dir = monitoringDir();
@@ -31,24 +38,55 @@ describe("monitoring files", () => {
     expect(configMap.data?.["cni-repair.json"], "run make manifests").to.equal(read("dashboard.json"));
   });
 
-  it("the dashboard has the datasource, namespace and pod variables, and every query uses them", () => {
+  it("the dashboard has the datasource, cluster, job, namespace and pod variables, and every query uses them", () => {
     const dashboard = readDashboard();
-    expect(dashboard.templating.list.map((v) => `${v.name}:${v.type}`)).to.deep.equal([
+    const variables = dashboard.templating.list;
+    expect(variables.map((v) => `${v.name}:${v.type}`)).to.deep.equal([
       "datasource:datasource",
+      "cluster:query",
+      "job:query",
       "namespace:query",
       "pod:query",
     ]);
+    for (const variable of variables.slice(1)) {
+      expect(variable, variable.name).to.include({ includeAll: true, multi: true });
+    }
+    expect(JSON.stringify(variables.find((v) => v.name === "cluster")?.query)).to.include(
+      "label_values(cni_repair_build_info, cluster)",
+    );
     for (const panel of dashboardPanels(dashboard)) {
       expect(panel.targets, panel.title).to.not.be.empty;
       for (const target of panel.targets ?? []) {
         // Grafana's syntax for the datasource variable, not a template literal.
         expect(target.datasource?.uid, panel.title).to.equal(`$\{datasource}`);
+        // The job comes from the variable: no query names one.
+        expect(target.expr, panel.title).to.not.match(/job=~?"[^$]/);
         for (const selector of metricSelectors(target.expr)) {
-          expect(selector, `${panel.title}: ${target.expr}`).to.include('namespace="$namespace"');
-          expect(selector, `${panel.title}: ${target.expr}`).to.include('pod=~"$pod"');
+          for (const variable of ["cluster", "job", "namespace", "pod"]) {
+            expect(selector, `${panel.title}: ${target.expr}`).to.include(`${variable}=~"$${variable}"`);
+          }
         }
       }
     }
+  });
+
+  it("every metric the controller registers is in a panel or in docs/metrics.md's deliberately unpanelled list", async () => {
+    const registry = new Registry();
+    createMetrics(registry, { ruleNames: ["istio"], version: "test", ruleActions: { istio: "delete" } });
+    const families = exposedFamilies(await registry.metrics());
+    expect(families.length).to.be.greaterThan(30);
+    const unpanelled = unpanelledMetrics(readFileSync(repositoryFile("docs/metrics.md"), "utf8"));
+    expect(unaccountedMetrics(families, readDashboard(), unpanelled)).to.deep.equal([]);
+    // The list stays honest: nothing in it is on the dashboard after all.
+    expect(unpanelled.filter((family) => dashboardShows(readDashboard(), family))).to.deep.equal([]);
+  });
+
+  it("the unpanelled check names what to do, and fails for a metric that is nowhere", () => {
+    const [message] = unaccountedMetrics(["workqueue_depth"], readDashboard(), []);
+    expect(message).to.include("workqueue_depth");
+    expect(message).to.include("manifests/monitoring/dashboard.json");
+    expect(message).to.include('"Deliberately unpanelled"');
+    expect(unaccountedMetrics(["cni_repair_repair_latency_seconds"], readDashboard(), [])).to.deep.equal([]);
   });
 
   it("the dashboard shows what the README promises", () => {
@@ -62,7 +100,11 @@ describe("monitoring files", () => {
       "queue depth": /cni_repair_queue_depth/,
       "watch restarts": /cni_repair_watch_restarts_total/,
       "sync age": /time\(\) - .*cni_repair_last_sync_timestamp_seconds/,
-      leader: /cni_repair_leader/,
+      "dry runs apart from repairs": /cni_repair_pods_repaired_total\{[^}]*result!="dry_run"/,
+      "dry runs": /cni_repair_pods_repaired_total\{[^}]*result="dry_run"/,
+      "event write failures": /cni_repair_events_failed_total/,
+      "watch restarts by cause": /sum by \(reason\) \(increase\(cni_repair_watch_restarts_total/,
+      "acting instances per install, not per pod": /sum by \(cluster, namespace\) \(cni_repair_leader\{/,
       memory: /process_resident_memory_bytes/,
       cpu: /rate\(process_cpu_seconds_total/,
     };
