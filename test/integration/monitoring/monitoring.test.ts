@@ -84,6 +84,8 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
         "--max-retries=2",
         "--retry-base-delay=100ms",
         `--storm-min-broken=${STORM_PODS}`,
+        // No node carries a startup taint here: on only so that its metrics are scraped like every other.
+        "--startup-taint=bootstrap-only",
       ],
       waitReady: false,
     });
