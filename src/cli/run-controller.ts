@@ -9,6 +9,7 @@ import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import { messageOf } from "../util/message-of.js";
+import { checkAdmissionPolicies } from "./admission-check.js";
 import { connectCluster } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
@@ -55,6 +56,8 @@ export async function runController(config: Config): Promise<number> {
     await flushLogger(logger);
     return 3;
   }
+  // What bounds those permissions: the admission policies that should be there. Only warns.
+  await checkAdmissionPolicies(config, transport, log);
 
   // 4. The pipeline: reflectors → caches → controller (queue, guards, reconciler) → repairer. With election,
   // every replica keeps its caches warm; only the leader's controller acts.

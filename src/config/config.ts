@@ -87,6 +87,8 @@ export type Config = {
       }
     | undefined;
   readonly scan: { readonly output: OutputFormat; readonly repair: boolean };
+  /** The admission policies (and their bindings, of the same names) the startup check expects. */
+  readonly admissionPolicies: readonly string[];
 };
 
 export type ParsedConfig = {
@@ -269,5 +271,6 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
         })
       : undefined,
     scan: Object.freeze({ output: values.output, repair: values.repair }),
+    admissionPolicies: values["admission-policies"],
   });
 }

@@ -469,6 +469,14 @@ export const flags = {
     max: 1_000_000,
     help: "The storm breaker opens only with at least this many broken pods on the node (or in the cluster).",
   }),
+  "admission-policies": listFlag({
+    group: "Guards",
+    commands: RUN,
+    default: "",
+    item: (text) =>
+      isDnsSubdomain(text) ? ok(text) : fail(`expected policy names (DNS subdomains), got ${JSON.stringify(text)}`),
+    help: "ValidatingAdmissionPolicies (each with a binding of the same name) that limit what this identity may delete or relabel; the startup check warns when one is missing. The Helm chart sets its own. Empty: warns that nothing but RBAC limits this identity.",
+  }),
   "leader-elect": boolFlag({
     group: "Leader election",
     commands: RUN,

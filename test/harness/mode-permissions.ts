@@ -22,12 +22,22 @@ const LEASE = [
   "update coordination.k8s.io/leases cni-repair",
 ];
 
+/** The startup check reads its own admission policies and their bindings, by name only. */
+const readPolicies = (...names: string[]) =>
+  ["validatingadmissionpolicies", "validatingadmissionpolicybindings"].flatMap((resource) =>
+    names.map((name) => `get admissionregistration.k8s.io/${resource} ${name}`),
+  );
+const MESHED_PODS = readPolicies("cni-repair-meshed-pods");
+
 /** The per-mode table of the docs: in every namespace, and in the controller's own namespace on top. */
 export const GRANTS: Record<Overlay, { everywhere: string[]; ownNamespace: string[] }> = {
-  cluster: { everywhere: [...WATCH, ...DELETE, ...LABEL], ownNamespace: LEASE },
-  "per-node": { everywhere: [...WATCH, ...DELETE, ...LABEL], ownNamespace: [] },
-  "label-only": { everywhere: [...WATCH, ...LABEL], ownNamespace: LEASE },
-  "dry-run": { everywhere: [...WATCH, ...DELETE], ownNamespace: LEASE },
+  cluster: { everywhere: [...WATCH, ...DELETE, ...LABEL, ...MESHED_PODS], ownNamespace: LEASE },
+  "per-node": {
+    everywhere: [...WATCH, ...DELETE, ...LABEL, ...readPolicies("cni-repair-meshed-pods", "cni-repair-own-node")],
+    ownNamespace: [],
+  },
+  "label-only": { everywhere: [...WATCH, ...LABEL, ...MESHED_PODS], ownNamespace: LEASE },
+  "dry-run": { everywhere: [...WATCH, ...DELETE, ...MESHED_PODS], ownNamespace: LEASE },
 };
 
 /** Never, in any mode; namespace "" asks about every namespace at once. */

@@ -7,6 +7,7 @@ import { podRequests } from "./audit-log.js";
 import { createPodInState, repairEvents } from "./broken-pods.js";
 import { createCniAgent } from "./cni-agents.js";
 import type { ControlPlane } from "./control-plane.js";
+import { createControllerPod, deleteControllerPod } from "./controller-pod.js";
 import { ControllerProcess } from "./controller-process.js";
 import { INSTALL, type Overlay, podCommand } from "./overlays.js";
 import { inClusterAs } from "./service-account-files.js";
@@ -22,21 +23,33 @@ export type InClusterRun = {
 
 /**
  * Starts the controller as a pod of the workload would run on the node: the container's args and env (downward API
- * resolved), the ServiceAccount's token, CA and namespace file. Checks who it is and that its self-check passed.
+ * resolved), the ServiceAccount's token bound to a pod of that name on the node (as the kubelet projects it, so it
+ * names the node), CA and namespace file. Checks who it is and that its self-checks passed.
  */
 export async function startInCluster(
   plane: ControlPlane,
   container: V1Container,
   placement: { nodeName: string; podName: string },
   watchNamespace: string,
+  /** What the startup check must have said of the admission policies: all in force (default), or warned. */
+  expected: { admissionPolicies: "checked" | "warned" } = { admissionPolicies: "checked" },
 ): Promise<InClusterRun> {
   const { args, env } = podCommand(container, { namespace: INSTALL.namespace, ...placement });
-  const identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount);
+  const pod = await createControllerPod(plane, {
+    namespace: INSTALL.namespace,
+    serviceAccount: INSTALL.serviceAccount,
+    ...placement,
+  });
+  const identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount, pod);
+  const cleanup = async () => {
+    identity.cleanup();
+    await deleteControllerPod(plane, pod);
+  };
   const controller = await ControllerProcess.start({
     args: [...args, `--field-selector=metadata.namespace=${watchNamespace}`, "--http-port=0"],
     env: { ...env, ...identity.env },
-  }).catch((error: unknown) => {
-    identity.cleanup();
+  }).catch(async (error: unknown) => {
+    await cleanup();
     throw error;
   });
   const run = {
@@ -45,15 +58,19 @@ export async function startInCluster(
       try {
         return await controller.stop();
       } finally {
-        identity.cleanup();
+        await cleanup();
       }
     },
   };
   expect(controller.logsWith("connected")[0]?.identity).to.equal(
     `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
   );
-  // The startup self-check (SelfSubjectAccessReviews) found every permission the mode needs.
+  // The startup self-check (SelfSubjectAccessReviews) found every permission the mode needs, and the admission
+  // policies of the install in place.
   expect(controller.logsWith("permissions checked")).to.have.length(1);
+  expect(controller.logsWith("admission policies checked")).to.have.length(
+    expected.admissionPolicies === "checked" ? 1 : 0,
+  );
   return run;
 }
 

@@ -120,9 +120,16 @@ export function renderedPermissions(rendered: Rendered): string[] {
 
 /** Deletes what an earlier install left behind (the Namespace stays: without a namespace controller it would never go). */
 export async function uninstall(plane: ControlPlane): Promise<void> {
-  await kubectl(["delete", "clusterrole,clusterrolebinding,priorityclass", "-l", PART_OF, "--ignore-not-found"], {
-    plane,
-  });
+  await kubectl(
+    [
+      "delete",
+      "clusterrole,clusterrolebinding,priorityclass,validatingadmissionpolicy,validatingadmissionpolicybinding",
+      "-l",
+      PART_OF,
+      "--ignore-not-found",
+    ],
+    { plane },
+  );
   await kubectl(
     [
       "delete",

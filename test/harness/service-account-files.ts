@@ -11,13 +11,22 @@ export type InCluster = {
   cleanup(): void;
 };
 
-/** A TokenRequest token of an existing ServiceAccount. */
-export async function serviceAccountToken(plane: ControlPlane, namespace: string, name: string): Promise<string> {
+/** A pod the token is bound to, as the kubelet binds the token it projects: the token then names the pod's node. */
+export type BoundPod = { readonly name: string; readonly uid: string };
+
+/** A TokenRequest token of an existing ServiceAccount, bound to one of its pods if given. */
+export async function serviceAccountToken(
+  plane: ControlPlane,
+  namespace: string,
+  name: string,
+  boundPod?: BoundPod,
+): Promise<string> {
   const core = plane.kubeConfig().makeApiClient(CoreV1Api);
+  const boundObjectRef = boundPod && { apiVersion: "v1", kind: "Pod", ...boundPod };
   const request = await core.createNamespacedServiceAccountToken({
     namespace,
     name,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    body: { spec: { audiences: [], expirationSeconds: 3600, ...(boundObjectRef && { boundObjectRef }) } },
   });
   const token = request.status?.token;
   if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
@@ -25,11 +34,16 @@ export async function serviceAccountToken(plane: ControlPlane, namespace: string
 }
 
 /**
- * The environment of a process running "in-cluster" as this ServiceAccount (of a pod in its namespace): the
- * files under CNI_REPAIR_IN_CLUSTER_ROOT, KUBERNETES_SERVICE_HOST/PORT, and an empty HOME.
+ * The environment of a process running "in-cluster" as this ServiceAccount (of a pod in its namespace, the bound one
+ * if given): the files under CNI_REPAIR_IN_CLUSTER_ROOT, KUBERNETES_SERVICE_HOST/PORT, and an empty HOME.
  */
-export async function inClusterAs(plane: ControlPlane, namespace: string, name: string): Promise<InCluster> {
-  const token = await serviceAccountToken(plane, namespace, name);
+export async function inClusterAs(
+  plane: ControlPlane,
+  namespace: string,
+  name: string,
+  boundPod?: BoundPod,
+): Promise<InCluster> {
+  const token = await serviceAccountToken(plane, namespace, name, boundPod);
   const root = mkdtempSync(join(tmpdir(), "cni-repair-in-cluster-"));
   const secrets = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
   mkdirSync(secrets, { recursive: true });

@@ -53,6 +53,7 @@
   (list "ambient-opt-out" $v.ambient.optOut)
   (list "ztunnel-selector" $v.ambient.ztunnelSelector)
   (list "ztunnel-namespace" $v.ambient.ztunnelNamespace)
+  (list "admission-policies" (include "cni-repair.admissionPolicyNames" . | fromJsonArray))
 ) -}}
 {{- /* Always given: an empty list (--preset=) turns the built-in rules off for a custom rule alone. */}}
 - {{ printf "--preset=%s" (join "," $v.presets) | toJson }}

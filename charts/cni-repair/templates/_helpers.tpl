@@ -126,3 +126,81 @@ subjects:
 - {{ printf "--%s=%s" $name $text | toJson }}
 {{- end -}}
 {{- end -}}
+
+{{/* The user name the API server gives this chart's ServiceAccount: what the admission policies match on. */}}
+{{- define "cni-repair.serviceAccountUser" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "cni-repair.serviceAccountName" . }}
+{{- end -}}
+
+{{/*
+The admission policies this install renders, by the suffix of their name (each bound by a binding of the same
+name). The controller's startup check (--admission-policies) looks for exactly these; a new policy template adds its
+suffix here.
+*/}}
+{{- define "cni-repair.admissionPolicySuffixes" -}}
+{{- $suffixes := list -}}
+{{- if .Values.admissionPolicies.meshedPods }}{{ $suffixes = append $suffixes "meshed-pods" }}{{ end -}}
+{{- if and .Values.admissionPolicies.ownNode (include "cni-repair.isDaemonSet" .) }}{{ $suffixes = append $suffixes "own-node" }}{{ end -}}
+{{- toJson $suffixes -}}
+{{- end -}}
+
+{{- define "cni-repair.admissionPolicyNames" -}}
+{{- $names := list -}}
+{{- range (include "cni-repair.admissionPolicySuffixes" . | fromJsonArray) }}
+{{- $names = append $names (printf "%s-%s" (include "cni-repair.fullname" $) .) -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/*
+One ValidatingAdmissionPolicy and its binding, for this chart's ServiceAccount only (the match condition on the
+user name: nobody else's requests are even evaluated). failurePolicy Fail: a policy that cannot be evaluated refuses
+the request rather than let it through. Arguments: the context, the name's suffix, and the rest of the policy's
+spec (matchConstraints, variables, validations) as YAML.
+*/}}
+{{- define "cni-repair.admissionPolicy" -}}
+{{- $ctx := index . 0 -}}
+{{- $suffix := index . 1 -}}
+{{- $spec := index . 2 -}}
+{{- $name := printf "%s-%s" (include "cni-repair.fullname" $ctx) $suffix -}}
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "cni-repair.labels" $ctx | nindent 4 }}
+spec:
+  failurePolicy: Fail
+  matchConditions:
+    - name: cni-repair-service-account
+      expression: {{ printf "request.userInfo.username == %s" (include "cni-repair.celString" (include "cni-repair.serviceAccountUser" $ctx)) | quote }}
+  {{- $spec | trim | nindent 2 }}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "cni-repair.labels" $ctx | nindent 4 }}
+spec:
+  policyName: {{ $name }}
+  validationActions: [Deny]
+{{- end -}}
+
+{{/* A CEL string literal, single-quoted. */}}
+{{- define "cni-repair.celString" -}}
+'{{ . | replace "\\" "\\\\" | replace "'" "\\'" }}'
+{{- end -}}
+
+{{/*
+CEL: the object carries the label or annotation of a "key" or "key=value" marker. Arguments: the object (oldObject,
+namespaceObject), "labels" or "annotations", and the marker.
+*/}}
+{{- define "cni-repair.markerCel" -}}
+{{- $map := printf "%s.metadata.%s" (index . 0) (index . 1) -}}
+{{- $parts := splitn "=" 2 (index . 2) -}}
+{{- $key := include "cni-repair.celString" $parts._0 -}}
+{{- printf "(has(%s) && %s in %s" $map $key $map -}}
+{{- if eq (len $parts) 2 }}{{ printf " && %s[%s] == %s" $map $key (include "cni-repair.celString" $parts._1) }}{{ end -}}
+)
+{{- end -}}

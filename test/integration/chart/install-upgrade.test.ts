@@ -26,7 +26,8 @@ const MONITORING = ["servicemonitor/cni-repair", "prometheusrule/cni-repair", "c
 /** Every kind the chart can create, to find what a release left behind. */
 const KINDS =
   "deployment,daemonset,poddisruptionbudget,service,networkpolicy,serviceaccount,role,rolebinding,clusterrole," +
-  "clusterrolebinding,priorityclass,configmap,servicemonitor,prometheusrule";
+  "clusterrolebinding,priorityclass,configmap,servicemonitor,prometheusrule,validatingadmissionpolicy," +
+  "validatingadmissionpolicybinding";
 
 describe("chart: helm install, then helm upgrade through every mode and back", function () {
   this.timeout(20 * 60_000);

@@ -276,13 +276,16 @@ describe("chart: helm lint, schema and template", function () {
       "--log-format=json",
       "--leader-elect=true",
       "--leader-election-id=cni-repair",
+      "--admission-policies=cni-repair-meshed-pods",
     ]);
-    // A custom rule alone: --preset= turns the built-in rules off.
+    // A custom rule alone: --preset= turns the built-in rules off. Without a marker, the meshed-pods policy has
+    // nothing to allow its pods by.
     const custom = await renderChart("cluster", {
       presets: "null",
       "customRule.initContainer": "acme-check",
       "customRule.exitCodes": "{42}",
       "cniAgent.gate": "off",
+      "admissionPolicies.meshedPods": "false",
     });
     const customCommand = podCommand(controllerContainer(custom), PLACEMENT);
     expect(customCommand.args).to.include("--preset=");

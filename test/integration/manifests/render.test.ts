@@ -30,6 +30,11 @@ const SHARED = [
   "PriorityClass/cni-repair-critical",
   "Service/cni-repair-metrics",
   "ServiceAccount/cni-repair",
+  // Every mode: deletes and status patches of meshed pods only, and the startup check's read of its policies.
+  "ValidatingAdmissionPolicy/cni-repair-meshed-pods",
+  "ValidatingAdmissionPolicyBinding/cni-repair-meshed-pods",
+  "ClusterRole/cni-repair-read-admission-policies",
+  "ClusterRoleBinding/cni-repair-read-admission-policies",
 ];
 const DEPLOYMENT = ["Deployment/cni-repair", "PodDisruptionBudget/cni-repair"];
 const ELECTION = ["Role/cni-repair-leader-election", "RoleBinding/cni-repair-leader-election"];
@@ -38,7 +43,14 @@ const LABEL_PODS = ["ClusterRole/cni-repair-label-pods", "ClusterRoleBinding/cni
 
 const OBJECTS: Record<Overlay, string[]> = {
   cluster: [...SHARED, ...DEPLOYMENT, ...ELECTION, ...DELETE_PODS, ...LABEL_PODS],
-  "per-node": [...SHARED, "DaemonSet/cni-repair", ...DELETE_PODS, ...LABEL_PODS],
+  "per-node": [
+    ...SHARED,
+    "DaemonSet/cni-repair",
+    ...DELETE_PODS,
+    ...LABEL_PODS,
+    "ValidatingAdmissionPolicy/cni-repair-own-node",
+    "ValidatingAdmissionPolicyBinding/cni-repair-own-node",
+  ],
   "label-only": [...SHARED, ...DEPLOYMENT, ...ELECTION, ...LABEL_PODS],
   "dry-run": [...SHARED, ...DEPLOYMENT, ...ELECTION, ...DELETE_PODS],
 };
@@ -70,7 +82,13 @@ describe("manifests: rendered overlays", () => {
       expect(objects.map((object) => `${object.kind}/${object.metadata?.name}`).sort()).to.deep.equal(
         [...OBJECTS[overlay]].sort(),
       );
-      const clusterScoped = new Set(["PriorityClass", "ClusterRole", "ClusterRoleBinding"]);
+      const clusterScoped = new Set([
+        "PriorityClass",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+      ]);
       for (const object of objects) {
         expect(object.metadata?.namespace, `${object.kind}/${object.metadata?.name}`).to.equal(
           clusterScoped.has(object.kind ?? "") ? undefined : "cni-repair",

@@ -191,6 +191,12 @@ const cases: readonly Case[] = [
   },
   { flag: "namespaces", text: "shop,blog", read: (c) => c.namespaces, want: ["shop", "blog"] },
   { flag: "exclude-namespaces", text: "kube-system", read: (c) => c.excludeNamespaces, want: ["kube-system"] },
+  {
+    flag: "admission-policies",
+    text: "cni-repair-meshed-pods,cni-repair-own-node",
+    read: (c) => c.admissionPolicies,
+    want: ["cni-repair-meshed-pods", "cni-repair-own-node"],
+  },
   { flag: "delete-bare-pods", text: "true", read: (c) => c.deleteBarePods, want: true },
   { flag: "max-deletions-per-minute", text: "0", read: (c) => c.limits.deletionsPerMinute, want: 0 },
   { flag: "deletion-burst", text: "3", read: (c) => c.limits.deletionBurst, want: 3 },
@@ -281,6 +287,7 @@ describe("config/parseConfig values", () => {
         retryPeriodMs: 2_000,
       },
       scan: { output: "table", repair: false },
+      admissionPolicies: [],
     });
   });
 
