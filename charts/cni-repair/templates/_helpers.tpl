@@ -141,6 +141,7 @@ suffix here.
 {{- $suffixes := list -}}
 {{- if .Values.admissionPolicies.meshedPods }}{{ $suffixes = append $suffixes "meshed-pods" }}{{ end -}}
 {{- if and .Values.admissionPolicies.ownNode (include "cni-repair.isDaemonSet" .) }}{{ $suffixes = append $suffixes "own-node" }}{{ end -}}
+{{- if include "cni-repair.patchesNodes" . }}{{ $suffixes = append $suffixes "startup-taints" }}{{ end -}}
 {{- toJson $suffixes -}}
 {{- end -}}
 
@@ -203,4 +204,25 @@ namespaceObject), "labels" or "annotations", and the marker.
 {{- printf "(has(%s) && %s in %s" $map $key $map -}}
 {{- if eq (len $parts) 2 }}{{ printf " && %s[%s] == %s" $map $key (include "cni-repair.celString" $parts._1) }}{{ end -}}
 )
+{{- end -}}
+
+{{/* The startup taint keys the controller manages, as a JSON list: the values' keys, else one per preset (as the
+controller defaults them: istio and istio-ambient cni.istio.io/not-ready, linkerd and a custom rule
+cni-repair.io/agent-not-ready). */}}
+{{- define "cni-repair.startupTaintKeys" -}}
+{{- $keys := .Values.startupTaint.keys | default list -}}
+{{- if not $keys -}}
+{{- range .Values.presets -}}
+{{- $keys = append $keys (ternary "cni.istio.io/not-ready" "cni-repair.io/agent-not-ready" (has . (list "istio" "istio-ambient"))) -}}
+{{- end -}}
+{{- if .Values.customRule.initContainer -}}
+{{- $keys = append $keys "cni-repair.io/agent-not-ready" -}}
+{{- end -}}
+{{- end -}}
+{{- $keys | uniq | toJson -}}
+{{- end -}}
+
+{{/* Startup taints managed and written (not only reported): nodes patched, under the startup-taints policy. */}}
+{{- define "cni-repair.patchesNodes" -}}
+{{- if and .Values.startupTaint.mode (ne .Values.mode "dry-run") .Values.admissionPolicies.startupTaints }}true{{ end -}}
 {{- end -}}

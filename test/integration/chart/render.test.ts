@@ -133,6 +133,10 @@ describe("chart: helm lint, schema and template", function () {
       "cniAgent.minReady": "30s",
       "cniAgent.selector": "app=cni",
       "cniAgent.namespace": "kube-system",
+      "startupTaint.mode": "continuous",
+      "startupTaint.keys": "{example.com/cni-down,cni.istio.io/not-ready}",
+      "startupTaint.notReadyAfter": "3m",
+      "startupTaint.maxShare": "0.3",
       "ambient.action": "delete",
       "ambient.enrollGrace": "90s",
       "ambient.excludedNamespaces": "{kube-system,istio-system}",
@@ -178,6 +182,12 @@ describe("chart: helm lint, schema and template", function () {
       renewDeadlineMs: 15_000,
       retryPeriodMs: 3_000,
     });
+    expect(config.startupTaint).to.deep.equal({
+      mode: "continuous",
+      keys: ["example.com/cni-down", "cni.istio.io/not-ready"],
+      notReadyAfterMs: 180_000,
+      maxShare: 0.3,
+    });
     expect(config.logLevel).to.equal("debug");
     expect(config.shutdownTimeoutMs).to.equal(25_000);
     const pod = workloadOf(rendered).spec?.template.spec as V1PodSpec;
@@ -189,7 +199,17 @@ describe("chart: helm lint, schema and template", function () {
       "update coordination.k8s.io/leases repair-lock",
       "list core/namespaces",
       "watch core/namespaces",
+      "patch core/nodes",
     ]);
+    // The admission policy names exactly the keys the controller manages, and this service account.
+    const policy = rendered.objects.find((o) => o.kind === "ValidatingAdmissionPolicy") as
+      | { spec: { variables: { name: string; expression: string }[]; matchConditions: { expression: string }[] } }
+      | undefined;
+    expect(JSON.parse(policy?.spec.variables.find((v) => v.name === "keys")?.expression ?? "null")).to.deep.equal([
+      "example.com/cni-down",
+      "cni.istio.io/not-ready",
+    ]);
+    expect(policy?.spec.matchConditions[0]?.expression).to.include("system:serviceaccount:cni-repair:cni-repair");
   });
 
   it("every controller flag has a value, is set by the chart itself, or is deliberately left to extraArgs", async () => {
@@ -225,6 +245,10 @@ describe("chart: helm lint, schema and template", function () {
       "cniAgent.minReady": "1s",
       "cniAgent.selector": "s",
       "cniAgent.namespace": "n",
+      "startupTaint.mode": "continuous",
+      "startupTaint.keys": "{k}",
+      "startupTaint.notReadyAfter": "1m",
+      "startupTaint.maxShare": "0.5",
       "ambient.action": "report",
       "ambient.enrollGrace": "1s",
       "ambient.excludedNamespaces": "{a}",
