@@ -23,6 +23,8 @@ export type BenchParams = {
   readonly soakSeconds: number;
   readonly soakReplicas: number;
   readonly soakSampleSeconds: number;
+  /** Rounds of the per-node (DaemonSet, in-cluster style) runs before the population grows; 0 skips them. */
+  readonly perNodeRounds: number;
   /** Requests in flight while creating pods. */
   readonly concurrency: number;
   /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
@@ -67,6 +69,7 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
     soakSeconds: int(env, "BENCH_SOAK_SECONDS", smoke ? 5 : 0),
     soakReplicas: int(env, "BENCH_SOAK_REPLICAS", rounds, 1),
     soakSampleSeconds: int(env, "BENCH_SOAK_SAMPLE_SECONDS", smoke ? 2 : 60, 1),
+    perNodeRounds: int(env, "BENCH_PER_NODE_ROUNDS", rounds),
     concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
     profile: env.BENCH_PROFILE === "1",
     outDir: env.BENCH_OUT ?? "bench/results",

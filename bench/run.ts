@@ -12,6 +12,7 @@ import { growPopulation } from "./lib/population.js";
 import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
+import { perNodeTable } from "./report/per-node.js";
 import { soakChart, soakTable } from "./report/soak.js";
 import { spread } from "./report/stats.js";
 import { summarize } from "./report/summary.js";
@@ -19,6 +20,7 @@ import { type FloorRun, sizeTable } from "./report/table.js";
 import type { BenchContext } from "./scenarios/context.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
+import { createNodeAgentPods, inClusterEnvironment, type PerNodeRun, runPerNode } from "./scenarios/per-node.js";
 import { runSoak, type SoakResult } from "./scenarios/soak.js";
 import { runTrial, type TrialResult } from "./scenarios/trial.js";
 
@@ -77,9 +79,25 @@ const floors: FloorRun[] = [];
 const massRuns: { name: string; mass: MassResult }[] = [];
 let populationSeconds = 0;
 let soak: SoakResult | undefined;
+const perNodeRuns: PerNodeRun[] = [];
 try {
   await ensureVictimNamespaces(clients.setup);
   kubelet.start();
+  if (params.perNodeRounds > 0) {
+    await createNodeAgentPods(ctx);
+    const inCluster = inClusterEnvironment(cluster);
+    try {
+      for (let round = 1; round <= params.perNodeRounds; round++) {
+        for (const controller of round % 2 === 1 ? kinds : [...kinds].reverse()) {
+          const run = await runPerNode(ctx, round, controller, inCluster.env);
+          perNodeRuns.push(run);
+          progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
+        }
+      }
+    } finally {
+      inCluster.cleanup();
+    }
+  }
   let population = 0;
   for (const size of params.sizes) {
     if (size > population) {
@@ -136,20 +154,22 @@ try {
 }
 
 const summaries = summarize(trials, kinds);
-const tables = summaries
-  .map((summary) =>
-    sizeTable(
-      summary,
-      summary.size === 0
-        ? undefined
-        : spread(floors.filter((f) => f.size === summary.size).map((f) => f.totalMs / 1000)),
+const tables = (perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : [])
+  .concat(
+    summaries.map((summary) =>
+      sizeTable(
+        summary,
+        summary.size === 0
+          ? undefined
+          : spread(floors.filter((f) => f.size === summary.size).map((f) => f.totalMs / 1000)),
+      ),
     ),
   )
   .concat(soak ? [soakTable(soak)] : [])
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
@@ -165,9 +185,11 @@ const runs = readdirSync(params.outDir)
   .sort();
 for (const old of runs.slice(0, -KEEP_RUNS)) rmSync(resolve(params.outDir, old), { recursive: true, force: true });
 console.log(tables);
-const failed = trials.filter((t) => t.error !== undefined);
+const failed = [...trials, ...perNodeRuns].filter((t) => t.error !== undefined);
 for (const trial of failed)
-  progress(`failed: ${trial.controller} at ${trial.size} pods, round ${trial.round}: ${trial.error}`);
+  progress(
+    `failed: ${trial.controller} at ${"size" in trial ? `${trial.size} pods` : "per-node"}, round ${trial.round}: ${trial.error}`,
+  );
 progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
 // A smoke run must prove the scenarios work end to end: any failed trial fails it.
 if (params.smoke && (failed.length > 0 || (soak?.errors.length ?? 0) > 0)) process.exitCode = 1;
@@ -187,4 +209,10 @@ function describe(trial: TrialResult): string {
   if (trial.mass)
     parts.push(`mass ${trial.mass.deleted}/${trial.mass.pods} in ${(trial.mass.allDeletedMs / 1000).toFixed(2)} s`);
   return parts.join("; ");
+}
+
+function describePerNode(run: PerNodeRun): string {
+  if (run.error !== undefined) return `FAILED: ${run.error}`;
+  const mb = (bytes: number | undefined) => ((bytes ?? Number.NaN) / 2 ** 20).toFixed(1);
+  return `ready ${Math.round(run.emptyReadyMs ?? Number.NaN)} ms, idle RSS ${mb(run.idle?.rss)} MB; with 110 pods RSS ${mb(run.full?.rss)} MB`;
 }

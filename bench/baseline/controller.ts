@@ -1,7 +1,8 @@
 // The baseline: a repair controller written the way @kubernetes/client-node's docs show an informer
 // (examples/typescript/informer): stock makeInformer over all pods, whole V1Pod objects in its cache,
 // restart after 5 s on error, and the repair done from the event handler with a precondition DELETE.
-// Run: KUBECONFIG=... node dist/bench/baseline/controller.js
+// Run: KUBECONFIG=... node dist/bench/baseline/controller.js; BASELINE_FIELD_SELECTOR=spec.nodeName=X watches one
+// node's pods (the per-node runs).
 import { ApiException, CoreV1Api, KubeConfig, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { isBroken } from "./detect.js";
 
@@ -9,8 +10,11 @@ const kc = new KubeConfig();
 kc.loadFromDefault();
 const k8sApi = kc.makeApiClient(CoreV1Api);
 
-const listFn = () => k8sApi.listPodForAllNamespaces();
-const informer = makeInformer(kc, "/api/v1/pods", listFn);
+const fieldSelector = process.env.BASELINE_FIELD_SELECTOR || undefined;
+const listFn = () => k8sApi.listPodForAllNamespaces(fieldSelector ? { fieldSelector } : {});
+// makeInformer takes no field selector; its watch keeps a query already in the path.
+const watchPath = fieldSelector ? `/api/v1/pods?fieldSelector=${encodeURIComponent(fieldSelector)}` : "/api/v1/pods";
+const informer = makeInformer(kc, watchPath, listFn);
 
 async function repair(pod: V1Pod): Promise<void> {
   if (!isBroken(pod)) return;

@@ -82,6 +82,13 @@ export type StartOptions = {
   readonly readyTimeoutMs: number;
   /** Required for kind "candidate". */
   readonly candidate?: Candidate;
+  /**
+   * In-cluster style (per-node runs): cni-repair gets this environment (mounted token, CA, namespace,
+   * KUBERNETES_SERVICE_HOST/PORT) instead of a kubeconfig. The baseline keeps its kubeconfig.
+   */
+  readonly inClusterEnv?: Record<string, string>;
+  /** Per-node runs: the baseline watches only this node's pods (cni-repair gets --node-name in extraArgs). */
+  readonly nodeName?: string;
 };
 
 const baseEnv = (kubeconfig: string): Record<string, string> => ({
@@ -92,7 +99,11 @@ const baseEnv = (kubeconfig: string): Record<string, string> => ({
 
 export async function startController(options: StartOptions): Promise<StartedController> {
   if (options.kind === "baseline") {
-    const child = new ProbedProcess({ script: BASELINE_MAIN, args: [], env: baseEnv(options.kubeconfig) });
+    const env = {
+      ...baseEnv(options.kubeconfig),
+      ...(options.nodeName && { BASELINE_FIELD_SELECTOR: `spec.nodeName=${options.nodeName}` }),
+    };
+    const child = new ProbedProcess({ script: BASELINE_MAIN, args: [], env });
     // Its informer retries a failed list forever (every 5 s): the first failure is the answer.
     const line = await child.waitForLine(
       (text) => /"msg":"(synced|informer error)"/.test(text),
@@ -108,13 +119,13 @@ export async function startController(options: StartOptions): Promise<StartedCon
   const child = new ProbedProcess({
     script: options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN,
     args: [
-      `--kubeconfig=${options.kubeconfig}`,
+      ...(options.inClusterEnv ? [] : [`--kubeconfig=${options.kubeconfig}`]),
       "--http-address=127.0.0.1",
       "--http-port=0",
       "--log-format=json",
       ...options.extraArgs,
     ],
-    env: baseEnv(options.kubeconfig),
+    env: options.inClusterEnv ? { PATH: process.env.PATH ?? "", ...options.inClusterEnv } : baseEnv(options.kubeconfig),
     ...(options.kind === "candidate" && { nodeFlags: options.candidate?.nodeFlags ?? [] }),
   });
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);

@@ -1,0 +1,104 @@
+// The per-node mode (a DaemonSet's instance) in-cluster style: a mounted token, CA and namespace under a root,
+// KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. Per run: spawn → ready on an empty node, memory there (idle),
+// then a second process on a node with 110 pods (the kubelet's default maximum) and its memory after sync.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BenchCluster } from "../lib/cluster.js";
+import { type ControllerKind, type StartedController, startController } from "../lib/controllers.js";
+import { inParallel } from "../lib/kube-client.js";
+import { createRunningPod, ensureNamespace } from "../lib/population.js";
+import type { MemoryReading } from "../probe/preload.js";
+import type { BenchContext } from "./context.js";
+
+export const AGENT_NAMESPACE = "bench-node-agent";
+const EMPTY_NODE = "agent-node-empty";
+const FULL_NODE = "agent-node-full";
+export const PODS_ON_FULL_NODE = 110;
+const SETTLE_MS = 2_000;
+const READY_TIMEOUT_MS = 60_000;
+
+export type PerNodeRun = {
+  readonly round: number;
+  readonly controller: ControllerKind;
+  emptyReadyMs?: number;
+  idle?: MemoryReading;
+  fullReadyMs?: number;
+  full?: MemoryReading;
+  error?: string;
+};
+
+/** The 110 pods on the full node, in a namespace of their own (the cluster-wide runs see them too). */
+export async function createNodeAgentPods(ctx: BenchContext): Promise<void> {
+  await ensureNamespace(ctx.setup, AGENT_NAMESPACE);
+  await inParallel(PODS_ON_FULL_NODE, ctx.params.concurrency, async (i) => {
+    const app = `agent-app-${Math.floor(i / 10)}`;
+    const pod = {
+      namespace: AGENT_NAMESPACE,
+      name: `${app}-6f7c9d8b5-${i.toString(36).padStart(4, "0")}`,
+      app,
+      index: i,
+    };
+    await createRunningPod(ctx.setup, pod, FULL_NODE);
+  });
+}
+
+/** What a pod sees of its service account, under a root (CNI_REPAIR_IN_CLUSTER_ROOT), with the bench's token. */
+export function inClusterEnvironment(cluster: BenchCluster): { env: Record<string, string>; cleanup(): void } {
+  const root = mkdtempSync(join(tmpdir(), "cni-repair-bench-in-cluster-"));
+  const secrets = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
+  mkdirSync(secrets, { recursive: true });
+  writeFileSync(join(secrets, "token"), cluster.access.token);
+  writeFileSync(join(secrets, "ca.crt"), cluster.access.caPem);
+  writeFileSync(join(secrets, "namespace"), AGENT_NAMESPACE);
+  const home = join(root, "home");
+  mkdirSync(home);
+  const server = new URL(cluster.access.server);
+  return {
+    env: {
+      KUBERNETES_SERVICE_HOST: server.hostname,
+      KUBERNETES_SERVICE_PORT: server.port,
+      CNI_REPAIR_IN_CLUSTER_ROOT: root,
+      HOME: home,
+      POD_NAMESPACE: AGENT_NAMESPACE,
+    },
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export async function runPerNode(
+  ctx: BenchContext,
+  round: number,
+  controller: ControllerKind,
+  inClusterEnv: Record<string, string>,
+): Promise<PerNodeRun> {
+  const run: PerNodeRun = { round, controller };
+  const start = async (node: string) =>
+    await startController({
+      kind: controller,
+      kubeconfig: ctx.kubeconfig,
+      extraArgs: [...ctx.ourFlags.always, `--node-name=${node}`],
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      inClusterEnv,
+      nodeName: node,
+      ...(ctx.candidate && { candidate: ctx.candidate }),
+    });
+  let started: StartedController | undefined;
+  try {
+    started = await start(EMPTY_NODE);
+    run.emptyReadyMs = started.readyMs;
+    await sleep(SETTLE_MS);
+    run.idle = await started.process.memory();
+    await started.process.stop();
+    started = await start(FULL_NODE);
+    run.fullReadyMs = started.readyMs;
+    await sleep(SETTLE_MS);
+    run.full = await started.process.memory();
+  } catch (error) {
+    run.error = (error as Error).message.split("\n")[0] ?? String(error);
+  } finally {
+    await started?.process.stop();
+  }
+  return run;
+}
