@@ -196,6 +196,7 @@ export function buildPipeline(
     ...reflectorDefaults,
     collection: "pods",
     scope: config.scope,
+    watchList: config.watchList,
     store: pods,
     transform: (pod) => {
       const facts = toPodFacts(pod, schema);

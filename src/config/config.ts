@@ -39,6 +39,8 @@ export type Config = {
   /** 0: no periodic resync. */
   readonly resyncPeriodMs: number;
   readonly listPageSize: number;
+  /** Stream the initial pod list (WatchList) where the server offers it. */
+  readonly watchList: boolean;
   /** Whole seconds, sent as the watch's timeoutSeconds. */
   readonly watchTimeoutMs: number;
   readonly watchStallTimeoutMs: number;
@@ -230,6 +232,7 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
     retryMaxDelayMs: values["retry-max-delay"],
     resyncPeriodMs: values["resync-period"],
     listPageSize: values["list-page-size"],
+    watchList: values["watch-list"],
     watchTimeoutMs: values["watch-timeout"],
     watchStallTimeoutMs: values["watch-stall-timeout"],
     httpAddress: values["http-address"],

@@ -228,6 +228,12 @@ export const flags = {
     max: 10_000,
     help: "Pods per page when listing.",
   }),
+  "watch-list": boolFlag({
+    group: "Connection",
+    commands: SHARED,
+    default: true,
+    help: "Take the initial pod list as a stream of watch events (WatchList, sendInitialEvents) where the API server offers it, falling back to pages; false: always pages.",
+  }),
   "watch-timeout": durationFlag({
     group: "Connection",
     commands: SHARED,

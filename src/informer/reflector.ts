@@ -1,4 +1,4 @@
-// Keeps the pod cache in step with the API server: paginated list, then watch, forever.
+// Keeps the pod cache in step with the API server: initial list (streamed or paginated), then watch, forever.
 //
 // An explicit state machine with one transition function (step):
 //   list  ──ok──▶ watch(rv) ──server timeout──▶ watch(last rv)
@@ -8,13 +8,14 @@
 // It never gives up; only the abort signal ends run().
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Scope } from "../config/selectors.js";
-import { ApiError } from "../kube/api-error.js";
+import { ApiError, watchErrorEvent } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
-import { listPage, openWatch } from "../kube/pods-api.js";
+import { openWatch } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
+import { InitialLister } from "./initial-list.js";
 import { watchEvents } from "./watch-lines.js";
 
 /** What the reflector reports as it goes; metrics and logs hang off this. */
@@ -33,6 +34,8 @@ export type ReflectorOptions<T> = {
   /** The one edge transform from a raw Pod to the facts kept; undefined drops the object. */
   readonly transform: (pod: unknown) => T | undefined;
   readonly pageSize: number;
+  /** List by streaming (WatchList) where the server offers it, by pages otherwise; by pages only when false. */
+  readonly watchList?: boolean;
   /** Server-side timeout of each watch; randomised in [t, 2t) so replicas do not reconnect in step. */
   readonly watchTimeoutMs: number;
   /** A watch that delivers no byte (event or bookmark) for this long is dead. */
@@ -64,6 +67,7 @@ export class PodReflector<T> implements RunningCache {
   readonly store: FactsStore<T>;
   readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
+  readonly #lister: InitialLister;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   /** Process start counts as heard: the first list gets the same grace as any later silence. */
@@ -73,6 +77,7 @@ export class PodReflector<T> implements RunningCache {
     this.#options = options;
     this.store = options.store;
     this.#backoff = new Backoff(options.backoff);
+    this.#lister = new InitialLister(options.watchList ?? false);
   }
 
   /** True once the first full list is in the cache. */
@@ -115,24 +120,22 @@ export class PodReflector<T> implements RunningCache {
   async #list(signal: AbortSignal): Promise<State> {
     const started = performance.now();
     const listed = new Map<string, T>();
-    let continueToken: string | undefined;
-    let resourceVersion = "";
+    let resourceVersion: string;
     try {
-      do {
-        const page = await listPage(this.#options.transport, this.#options.collection, this.#options.scope, {
-          limit: this.#options.pageSize,
-          continueToken,
-          signal,
-        });
-        this.#heard();
-        for (const item of page.items) {
+      ({ resourceVersion } = await this.#lister.list({
+        transport: this.#options.transport,
+        collection: this.#options.collection,
+        scope: this.#options.scope,
+        pageSize: this.#options.pageSize,
+        stallTimeoutMs: this.#options.stallTimeoutMs,
+        signal,
+        heard: () => this.#heard(),
+        item: (item) => {
           const facts = this.#options.transform(item);
           if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
-        }
-        continueToken = page.continueToken;
-        resourceVersion = page.resourceVersion;
-        this.#options.onListProgress?.(listed.size);
-      } while (continueToken !== undefined);
+        },
+        progress: () => this.#options.onListProgress?.(listed.size),
+      }));
     } catch (error) {
       if (signal.aborted) return { phase: "list" };
       this.#heardIfAnswered(error);
@@ -180,7 +183,7 @@ export class PodReflector<T> implements RunningCache {
       for await (const event of watchEvents(response.body, feed)) {
         events++;
         observer.watchEvent(event.type);
-        if (event.type === "ERROR") throw statusError(event.object);
+        if (event.type === "ERROR") throw watchErrorEvent(event.object);
         const version = (event.object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
           ?.resourceVersion;
         if (typeof version === "string" && version !== "") resourceVersion = version;
@@ -246,15 +249,4 @@ export class PodReflector<T> implements RunningCache {
     for (const resolve of this.#syncWaiters) resolve();
     this.#syncWaiters = [];
   }
-}
-
-/** A watch ERROR event carries a Status object; 410 Gone means the resourceVersion is too old. */
-function statusError(object: unknown): ApiError {
-  const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
-  const code = typeof status.code === "number" ? status.code : 500;
-  const message = typeof status.message === "string" ? status.message : "watch error";
-  return new ApiError(`watch ERROR event: ${code}: ${message}`, {
-    status: code,
-    reason: typeof status.reason === "string" ? status.reason : undefined,
-  });
 }

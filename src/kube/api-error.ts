@@ -70,3 +70,14 @@ export function apiErrorFromResponse(
     retryAfterMs: parseRetryAfter(retryAfter),
   });
 }
+
+/** A watch ERROR event carries a Status object; 410 Gone means the resourceVersion is too old. */
+export function watchErrorEvent(object: unknown): ApiError {
+  const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+  const code = typeof status.code === "number" ? status.code : 500;
+  const message = typeof status.message === "string" ? status.message : "watch error";
+  return new ApiError(`watch ERROR event: ${code}: ${message}`, {
+    status: code,
+    reason: typeof status.reason === "string" ? status.reason : undefined,
+  });
+}

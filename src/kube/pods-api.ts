@@ -46,12 +46,16 @@ export async function listPage(
   };
 }
 
-/** Opens a watch of a collection in scope from a resourceVersion; the server ends it after timeoutSeconds. */
+/**
+ * Opens a watch of a collection in scope from a resourceVersion; the server ends it after timeoutSeconds. With
+ * initialEvents (WatchList) and no resourceVersion the server first sends the current state as ADDED events, then
+ * a BOOKMARK annotated k8s.io/initial-events-end, then changes.
+ */
 export async function openWatch(
   transport: KubeTransport,
   collection: Collection,
   scope: Scope,
-  options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal },
+  options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal; initialEvents?: boolean },
 ): Promise<Response> {
   const request = collectionRequest(collection, scope);
   return await transport.stream(request.path, {
@@ -60,6 +64,7 @@ export async function openWatch(
       allowWatchBookmarks: true,
       resourceVersion: options.resourceVersion,
       timeoutSeconds: options.timeoutSeconds,
+      ...(options.initialEvents && { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" }),
       ...request.query,
     },
     signal: options.signal,

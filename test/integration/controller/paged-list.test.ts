@@ -42,6 +42,7 @@ describe("paged initial list", () => {
           `--kubeconfig=${kubeconfigVia(plane, proxy.port, "paged")}`,
           `--field-selector=metadata.namespace=${namespace}`,
           `--list-page-size=${PAGE}`,
+          "--watch-list=false",
           ...PLAIN,
         ],
       }),

@@ -1,0 +1,110 @@
+// InitialLister: the WatchList stream up to its initial-events-end bookmark, and the fallback to pages when the
+// server cannot stream (422, or a stream that ends without the bookmark), for good. A scripted transport at the
+// seam; the real API server cases are in test/integration/controller/streamed-list.test.ts.
+import { expect } from "chai";
+import { InitialLister, type InitialListOptions } from "../../../src/informer/initial-list.js";
+import { ApiError } from "../../../src/kube/api-error.js";
+import type { KubeTransport } from "../../../src/kube/transport.js";
+
+type Answer = "stream" | "422" | "500" | "no-bookmark";
+
+const pod = (name: string) => ({ metadata: { name, resourceVersion: "5" } });
+const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
+const END = line("BOOKMARK", {
+  metadata: { resourceVersion: "42", annotations: { "k8s.io/initial-events-end": "true" } },
+});
+
+function scripted(answer: Answer) {
+  const seen = { streams: [] as string[], pages: 0 };
+  const transport = {
+    // Two pages: p1 and p2, then (continue=next) p3.
+    request: async (_verb: string, _method: string, _path: string, options: { query: { continue?: string } }) => {
+      seen.pages++;
+      const first = options.query.continue === undefined;
+      return {
+        status: 200,
+        body: {
+          items: first ? [pod("p1"), pod("p2")] : [pod("p3")],
+          metadata: { resourceVersion: "7", ...(first && { continue: "next" }) },
+        },
+      };
+    },
+    stream: async (path: string, options: { query: Record<string, unknown> }) => {
+      seen.streams.push(`${path}?${new URLSearchParams(options.query as Record<string, string>)}`);
+      if (answer === "422") throw new ApiError("GET pods: 422", { status: 422 });
+      if (answer === "500") throw new ApiError("GET pods: 500", { status: 500 });
+      const text =
+        line("ADDED", pod("p1")) +
+        line("BOOKMARK", { metadata: { resourceVersion: "9" } }) +
+        line("ADDED", pod("p2")) +
+        (answer === "no-bookmark" ? "" : `${END}${line("MODIFIED", pod("p2"))}`);
+      return { status: 200, body: new Blob([text]).stream() };
+    },
+  };
+  return { transport: transport as unknown as KubeTransport, seen };
+}
+
+async function listOnce(lister: InitialLister, transport: KubeTransport) {
+  const items: string[] = [];
+  const options: InitialListOptions = {
+    transport,
+    collection: "pods",
+    scope: {},
+    pageSize: 500,
+    stallTimeoutMs: 5_000,
+    signal: new AbortController().signal,
+    heard: () => {},
+    item: (object) => items.push((object as { metadata: { name: string } }).metadata.name),
+    progress: () => {},
+  };
+  const result = await lister.list(options);
+  return { ...result, items };
+}
+
+describe("informer/InitialLister", () => {
+  it("streams the initial events up to the end bookmark and watches on from its resourceVersion", async () => {
+    const { transport, seen } = scripted("stream");
+    const listed = await listOnce(new InitialLister(true), transport);
+    expect(listed).to.deep.equal({ resourceVersion: "42", via: "watch-list", items: ["p1", "p2"] });
+    expect(seen.pages).to.equal(0);
+    expect(seen.streams[0]).to.include("sendInitialEvents=true").and.include("resourceVersionMatch=NotOlderThan");
+  });
+
+  it("falls back to pages on a 422, and does not try the stream again", async () => {
+    const { transport, seen } = scripted("422");
+    const lister = new InitialLister(true);
+    expect(await listOnce(lister, transport)).to.deep.equal({
+      resourceVersion: "7",
+      via: "pages",
+      items: ["p1", "p2", "p3"],
+    });
+    await listOnce(lister, transport);
+    expect(seen.streams).to.have.length(1);
+    expect(seen.pages).to.equal(4);
+  });
+
+  it("falls back to pages when the stream ends without the end bookmark (a server that does not stream)", async () => {
+    const { transport } = scripted("no-bookmark");
+    const listed = await listOnce(new InitialLister(true), transport);
+    expect(listed.via).to.equal("pages");
+    expect(listed.items).to.deep.equal(["p1", "p2", "p1", "p2", "p3"]);
+  });
+
+  it("a server error is no reason to give up the stream: it is thrown for the reflector's backoff", async () => {
+    const { transport, seen } = scripted("500");
+    const lister = new InitialLister(true);
+    await listOnce(lister, transport).then(
+      () => expect.fail("listed"),
+      (error: ApiError) => expect(error.status).to.equal(500),
+    );
+    await listOnce(lister, transport).catch(() => {});
+    expect(seen.streams).to.have.length(2);
+    expect(seen.pages).to.equal(0);
+  });
+
+  it("lists by pages only when the stream is not wanted", async () => {
+    const { transport, seen } = scripted("stream");
+    expect((await listOnce(new InitialLister(false), transport)).via).to.equal("pages");
+    expect(seen.streams).to.have.length(0);
+  });
+});
