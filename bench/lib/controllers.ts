@@ -14,6 +14,15 @@ export const OUR_MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.me
 const BASELINE_MAIN = fileURLToPath(new URL("../baseline/controller.js", import.meta.url));
 const FLOOR_MAIN = fileURLToPath(new URL("../floor/list-pods.js", import.meta.url));
 
+/**
+ * The Node flags the chart sets per mode (NODE_OPTIONS in manifests/overlays/{cluster,per-node}), so cni-repair is
+ * measured as installed; a unit test keeps these equal to the manifests. The candidate runs with its own flags.
+ */
+export const INSTALLED_NODE_FLAGS = {
+  cluster: ["--max-old-space-size=256", "--max-semi-space-size=4"],
+  perNode: ["--max-old-space-size=64", "--max-semi-space-size=1"],
+} as const;
+
 /** The deletion limits; each is switched off when `--help` lists it (--deletion-burst only shapes the rate). */
 const LIMIT_FLAGS = [
   "--max-deletions-per-minute",
@@ -91,6 +100,9 @@ export type StartOptions = {
   readonly nodeName?: string;
 };
 
+const installedFlags = (options: StartOptions): readonly string[] =>
+  options.nodeName ? INSTALLED_NODE_FLAGS.perNode : INSTALLED_NODE_FLAGS.cluster;
+
 const baseEnv = (kubeconfig: string): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "/tmp",
@@ -126,7 +138,7 @@ export async function startController(options: StartOptions): Promise<StartedCon
       ...options.extraArgs,
     ],
     env: options.inClusterEnv ? { PATH: process.env.PATH ?? "", ...options.inClusterEnv } : baseEnv(options.kubeconfig),
-    ...(options.kind === "candidate" && { nodeFlags: options.candidate?.nodeFlags ?? [] }),
+    nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
   });
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);
   const url = String((JSON.parse(listening) as { url?: string }).url).replace("0.0.0.0", "127.0.0.1");

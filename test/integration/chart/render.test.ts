@@ -339,6 +339,7 @@ describe("chart: helm lint, schema and template", function () {
       "resources.requests.memory": "1Gi",
       "resources.limits.memory": "1Gi",
       heapMiB: "700",
+      nodeOptions: "--max-semi-space-size=16",
     });
     const deployment = workloadOf(placed) as V1Deployment;
     const pod = deployment.spec?.template.spec as V1PodSpec;
@@ -359,7 +360,9 @@ describe("chart: helm lint, schema and template", function () {
       requests: { memory: "1Gi" },
       limits: { memory: "1Gi" },
     });
-    expect(podCommand(controllerContainer(placed), PLACEMENT).env.NODE_OPTIONS).to.equal("--max-old-space-size=700");
+    expect(podCommand(controllerContainer(placed), PLACEMENT).env.NODE_OPTIONS).to.equal(
+      "--max-old-space-size=700 --max-semi-space-size=16",
+    );
 
     const perNode = workloadOf(await renderChart("per-node")).spec?.template.spec as V1PodSpec;
     expect(perNode.tolerations).to.deep.equal([{ operator: "Exists" }]);
