@@ -202,7 +202,9 @@ describe("chart: helm lint, schema and template", function () {
       "patch core/nodes",
     ]);
     // The admission policy names exactly the keys the controller manages, and this service account.
-    const policy = rendered.objects.find((o) => o.kind === "ValidatingAdmissionPolicy") as
+    const policy = rendered.objects.find(
+      (o) => o.kind === "ValidatingAdmissionPolicy" && o.metadata?.name === "cni-repair-startup-taints",
+    ) as
       | { spec: { variables: { name: string; expression: string }[]; matchConditions: { expression: string }[] } }
       | undefined;
     expect(JSON.parse(policy?.spec.variables.find((v) => v.name === "keys")?.expression ?? "null")).to.deep.equal([
