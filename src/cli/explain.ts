@@ -1,13 +1,13 @@
 // The whole judgement `run` would make about one pod now, as data: the rule it falls under (or why none), the
 // validator's states, the verdict, what each guard says (the node's agents with when they turned Ready), and the
-// decision in each mode. Built from the pipeline's caches with judgePod (the one policy function); writes nothing.
+// decision in each mode. Built from the controller's caches with judgePod (the one policy function); writes nothing.
 import type { Config, Mode } from "../config/config.js";
 import type { GuardView } from "../decide/decide.js";
 import { meshRule } from "../detect/detect.js";
 import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
+import type { ControllerParts } from "./compose.js";
 import { actionOf, judgePod, oneShotContext } from "./judge.js";
-import type { Pipeline } from "./pipeline.js";
 
 type TerminationView = { readonly exitCode: number; readonly reason: string | null };
 type DecisionView = {
@@ -62,9 +62,9 @@ type AgentView = {
 
 const MODES: readonly Mode[] = ["delete", "label", "report"];
 
-export function explainPod(config: Config, pipeline: Pipeline, facts: PodFacts, watched: boolean): Explanation {
+export function explainPod(config: Config, parts: ControllerParts, facts: PodFacts, watched: boolean): Explanation {
   const nowMs = Date.now();
-  const judged = (mode: Mode) => judgePod(config, pipeline, facts, pipeline.guards.dryPace(), { mode });
+  const judged = (mode: Mode) => judgePod(config, parts, facts, parts.guards.dryPace(), { mode });
   const now = judged(config.mode);
   const view = (decision: ReturnType<typeof judged>["decision"]): DecisionView => ({
     action: actionOf(decision),
@@ -78,7 +78,7 @@ export function explainPod(config: Config, pipeline: Pipeline, facts: PodFacts, 
         : null,
     skip: decision.kind === "skip" ? decision.reason : null,
   });
-  const rule = meshRule(facts, config.rules, oneShotContext(pipeline));
+  const rule = meshRule(facts, config.rules, oneShotContext(parts));
   const verdict = now.verdict;
   return {
     pod: {
@@ -106,10 +106,10 @@ export function explainPod(config: Config, pipeline: Pipeline, facts: PodFacts, 
           reason: facts.deleting ? "already being deleted" : "no rule finds it broken",
           terminal: false,
         },
-    agents: agentViews(pipeline, facts, verdict.broken ? verdict.rule : rule?.name),
+    agents: agentViews(parts, facts, verdict.broken ? verdict.rule : rule?.name),
     storm: {
-      node: pipeline.guards.storm.describe("node", facts.nodeName ?? ""),
-      cluster: pipeline.guards.storm.describe("cluster", ""),
+      node: parts.guards.storm.describe("node", facts.nodeName ?? ""),
+      cluster: parts.guards.storm.describe("cluster", ""),
     },
     guards: now.guards,
     mode: config.mode,
@@ -157,11 +157,11 @@ const terminationView = (t: Termination): TerminationView => ({ exitCode: t.exit
 const stateView = (state: ContainerState) => (typeof state === "string" ? state : terminationView(state));
 
 /** The node agents the rule's deletions wait for, on the pod's node. */
-function agentViews(pipeline: Pipeline, facts: PodFacts, ruleName: string | undefined): AgentView[] {
+function agentViews(parts: ControllerParts, facts: PodFacts, ruleName: string | undefined): AgentView[] {
   const node = facts.nodeName ?? "";
   const iso = (ms: number | undefined) =>
     ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
-  return (pipeline.agentGates.get(ruleName ?? "") ?? []).flatMap((gate) =>
+  return (parts.agentGates.get(ruleName ?? "") ?? []).flatMap((gate) =>
     [...gate.agents.store.values()]
       .filter((agent) => agent.nodeName === node)
       .map((agent) => ({

@@ -1,4 +1,4 @@
-// What `run` would decide about one pod right now, from a pipeline's caches: detection, the mode under the pod's
+// What `run` would decide about one pod right now, from a parts's caches: detection, the mode under the pod's
 // rule, the guard view and the one policy function. Shared by `scan` and `explain`; it writes nothing.
 import type { Config, Mode } from "../config/config.js";
 import type { GuardView } from "../decide/decide.js";
@@ -6,7 +6,7 @@ import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
 import { type DetectContext, detect, type Verdict } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import type { Pace } from "../safety/guards.js";
-import type { Pipeline } from "./pipeline.js";
+import type { ControllerParts } from "./compose.js";
 
 export type Judgement = {
   readonly verdict: Verdict;
@@ -19,15 +19,15 @@ export type Judgement = {
 /** `pace`: a copy of the deletion pace (SafetyGuards.dryPace) that this call spends from when the pod is paced. */
 export function judgePod(
   config: Config,
-  pipeline: Pipeline,
+  parts: ControllerParts,
   facts: PodFacts,
   pace: Pace,
   options: { mode?: Mode } = {},
 ): Judgement {
-  const verdict = detect(facts, config.rules, oneShotContext(pipeline));
+  const verdict = detect(facts, config.rules, oneShotContext(parts));
   if (!verdict.broken) return { verdict, mode: undefined, guards: {}, decision: { kind: "healthy" } };
   const mode = modeFor(options.mode ?? config.mode, config.rules, verdict.rule);
-  const guards = mode === "label" ? {} : pipeline.guards.view(facts, verdict.rule, { pace });
+  const guards = mode === "label" ? {} : parts.guards.view(facts, verdict.rule, { pace });
   const decision = decide({
     facts,
     verdict,
@@ -37,7 +37,7 @@ export function judgePod(
     deleteBarePods: config.deleteBarePods,
     guards,
   });
-  if (isPaced(decision)) pipeline.guards.commitPace(podKey(facts.namespace, facts.name), pace);
+  if (isPaced(decision)) parts.guards.commitPace(podKey(facts.namespace, facts.name), pace);
   return { verdict, mode, guards, decision };
 }
 
@@ -46,11 +46,11 @@ export function judgePod(
  * turned Ready: it goes by the pod's and the kubelet's own times (run counts from its own sight as well, so it may
  * wait longer than this shows).
  */
-export function oneShotContext(pipeline: Pipeline): DetectContext {
+export function oneShotContext(parts: ControllerParts): DetectContext {
   return {
-    ...pipeline.context(),
+    ...parts.context(),
     seenUnenrolledSince: undefined,
-    agentsReadySince: (node: string, rule: string) => pipeline.guards.agentsReadySince(node, rule, "claimed"),
+    agentsReadySince: (node: string, rule: string) => parts.guards.agentsReadySince(node, rule, "claimed"),
   };
 }
 

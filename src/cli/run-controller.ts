@@ -10,10 +10,10 @@ import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import { messageOf } from "../util/message-of.js";
 import { checkAdmissionPolicies } from "./admission-check.js";
+import { composeController } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
-import { buildPipeline } from "./pipeline.js";
 import { REVISION, VERSION } from "./version.js";
 
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
@@ -59,14 +59,13 @@ export async function runController(config: Config): Promise<number> {
   // What bounds those permissions: the admission policies that should be there. Only warns.
   await checkAdmissionPolicies(config, transport, log);
 
-  // 4. The pipeline: reflectors → caches → controller (queue, guards, reconciler) → repairer. With election,
-  // every replica keeps its caches warm; only the leader's controller acts.
-  const stopWork = new AbortController();
-  const stopElection = new AbortController();
+  // 4. The controller's parts: reflectors → caches → triggers → queue → workers (reconciler, guards) → repairer,
+  // under a manager that starts and stops them in order. With election, every replica keeps its caches warm;
+  // only the leader's workers act.
   const elector = createElector(config, transport, metrics, logger);
-  const pipeline = buildPipeline(config, transport, metrics, logger, {
+  const parts = composeController(config, transport, metrics, logger, {
     registry,
-    ...(elector && { leadership: elector }),
+    ...(elector && { leadership: elector, elector }),
   });
   if (!elector) metrics.leader.set(1);
 
@@ -81,7 +80,7 @@ export async function runController(config: Config): Promise<number> {
       logger: logger.child({ component: "http" }),
       health: () => {
         const loopOk = eventLoop.isAlive(MAX_EVENT_LOOP_LAG_MS);
-        const silentMs = Math.round(pipeline.idleMs());
+        const silentMs = Math.round(parts.manager.idleMs);
         // The watchdog restarts a stalled watch; twice its limit with no answer at all means restarts are failing.
         const limitMs = API_SILENCE_LIMIT_STALLS * config.watchStallTimeoutMs;
         const apiOk = silentMs < limitMs;
@@ -99,7 +98,7 @@ export async function runController(config: Config): Promise<number> {
         };
       },
       ready: () => {
-        const synced = pipeline.synced();
+        const synced = parts.manager.synced;
         return { ok: synced, checks: { "initial-list": { ok: synced, detail: synced ? "synced" : "listing pods" } } };
       },
     });
@@ -115,40 +114,27 @@ export async function runController(config: Config): Promise<number> {
     return 1;
   }
 
-  // 6. Run: election, then the reflectors fill the caches; workers start at once (changes arrive once listed).
-  const electing = elector?.run(stopElection.signal);
-  const running = Promise.all([
-    ...pipeline.reflectors.map((reflector) => reflector.run(stopWork.signal)),
-    pipeline.controller.run(stopWork.signal),
-    pipeline.startupTaints?.run(stopWork.signal),
-  ]);
-  void pipeline.reflectors[0]?.waitForSync(stopWork.signal).then((synced) => {
+  // 6. Run: the manager starts the reflectors, then the election, then (caches listed) the workers.
+  parts.manager.start();
+  const started = new AbortController();
+  void parts.manager.waitForSync(started.signal).then((synced) => {
     if (!synced) return;
-    // Counted by detection now: the workers have only begun, so their own tally (pipeline.broken) lags behind.
+    // Counted by detection now: the workers have only begun, so their own tally (parts.broken) lags behind.
     let broken = 0;
-    for (const facts of pipeline.pods.values()) if (detect(facts, config.rules, pipeline.context()).broken) broken++;
-    log.info("cache synced; repairing", { pods: pipeline.pods.size, broken });
+    for (const facts of parts.pods.values()) if (detect(facts, config.rules, parts.context()).broken) broken++;
+    log.info("cache synced; repairing", { pods: parts.pods.size, broken });
   });
 
-  // 7. Shutdown: stop watching and taking work, let in-flight actions finish (bounded), only then release the
-  // Lease (a successor must not act while we still do), close the server, flush logs.
+  // 7. Shutdown, in reverse (see controller/manager.ts): stop taking work and let in-flight actions finish, write
+  // their Events, only then release the Lease (a successor must not act while we still do); then the HTTP server,
+  // the connection, the logs. One --shutdown-timeout budget for the actions and their Events.
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
   });
   log.info("shutting down", { signal, timeoutMs: config.shutdownTimeoutMs });
-  stopWork.abort();
-  // One budget for both: in-flight repairs first, then the Events describing them.
-  const deadline = new Promise<false>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, false).unref());
-  const drained = await Promise.race([running.then(() => true), deadline]);
-  if (!drained) log.warn("in-flight actions did not finish within the shutdown timeout");
-  const eventsWritten = await Promise.race([pipeline.events.drain().then(() => true), deadline]);
-  if (!eventsWritten) {
-    log.warn("events not written within the shutdown timeout", { backlog: pipeline.events.backlog });
-    pipeline.events.stopRetrying();
-  }
-  stopElection.abort();
-  await electing;
+  started.abort();
+  await parts.manager.stop(config.shutdownTimeoutMs);
   eventLoop.stop();
   await server.close();
   await transport.close();

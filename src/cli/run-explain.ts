@@ -1,5 +1,5 @@
 // `cni-repair explain <namespace>/<pod>`: list as run would, then print the whole judgement about one pod.
-// Nothing is written: the pipeline runs without leadership.
+// Nothing is written: the controller runs without leadership.
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
@@ -11,7 +11,7 @@ import { createMetrics } from "../observe/metrics.js";
 import { connectCluster } from "./connect-cluster.js";
 import { type Explanation, explainPod } from "./explain.js";
 import { renderExplanation } from "./explain-output.js";
-import { oneShotLogger, startSynced } from "./synced-pipeline.js";
+import { oneShotLogger, startSynced } from "./one-shot.js";
 import { VERSION } from "./version.js";
 
 /** Exit codes: 0 explained, 1 no such pod, 2 errors (connection, configuration). */
@@ -21,13 +21,13 @@ export async function runExplain(config: Config, target: { namespace: string; na
   const what = podKey(target.namespace, target.name);
   try {
     const transport = await connectCluster(config, metrics, logger.child({ component: "main" }));
-    const { pipeline, failure, stop } = await startSynced(config, transport, metrics, logger, { writes: false });
+    const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, { writes: false });
     let explanation: Explanation | undefined;
     if (failure() === undefined) {
-      const cached = pipeline.pods.get(what);
+      const cached = parts.pods.get(what);
       // Outside run's scope the pod is not in the cache: read it directly, to say so rather than "not found".
       const facts = cached ?? (await readPod(config, transport, target));
-      if (facts !== undefined) explanation = explainPod(config, pipeline, facts, cached !== undefined);
+      if (facts !== undefined) explanation = explainPod(config, parts, facts, cached !== undefined);
     }
     await stop();
     await transport.close();

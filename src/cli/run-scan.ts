@@ -7,13 +7,13 @@ import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import type { ControllerParts } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
 import { judgePod, oneShotContext } from "./judge.js";
+import { oneShotLogger, startSynced } from "./one-shot.js";
 import { checkPermissions } from "./permission-check.js";
-import type { Pipeline } from "./pipeline.js";
 import { renderScan, scanCounts, scanScope } from "./scan-output.js";
 import { type ScanRecord, scanRecord } from "./scan-record.js";
-import { oneShotLogger, startSynced } from "./synced-pipeline.js";
 import { VERSION } from "./version.js";
 
 /** Exit codes: 0 nothing broken, 1 broken pods found (or left after --repair), 2 errors, 3 missing permissions. */
@@ -34,7 +34,7 @@ export async function runScan(config: Config): Promise<number> {
     }
     const progress = progressLine();
     const written = new Map<string, ScanRecord>();
-    const { pipeline, failure, stop } = await startSynced(config, transport, metrics, logger, {
+    const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, {
       writes: config.scan.repair,
       onListProgress: progress.update,
       onOutcome: (facts, verdict, decision, outcome) =>
@@ -42,13 +42,13 @@ export async function runScan(config: Config): Promise<number> {
     });
     progress.done();
     const synced = failure() === undefined;
-    const checked = pipeline.pods.size;
-    if (config.scan.repair && synced) await onePass(pipeline);
-    const records = synced ? scanRecords(config, pipeline, written) : [];
+    const checked = parts.pods.size;
+    if (config.scan.repair && synced) await onePass(parts);
+    const records = synced ? scanRecords(config, parts, written) : [];
     // Deleted pods are gone or terminating; labelled, reported, refused and held ones are still broken.
     const stillBroken = records.filter((record) => {
-      const facts = pipeline.pods.get(podKey(record.namespace, record.name));
-      return facts !== undefined && detect(facts, config.rules, oneShotContext(pipeline)).broken;
+      const facts = parts.pods.get(podKey(record.namespace, record.name));
+      return facts !== undefined && detect(facts, config.rules, oneShotContext(parts)).broken;
     }).length;
     await stop();
     await transport.close();
@@ -68,14 +68,14 @@ export async function runScan(config: Config): Promise<number> {
  * One record per broken pod, in namespace/name order: what was written to it in this run (--repair), else what
  * run would do with it now. Pods written to and since gone (deleted) keep their record.
  */
-function scanRecords(config: Config, pipeline: Pipeline, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
+function scanRecords(config: Config, parts: ControllerParts, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
   const records = new Map(written);
   // The pace applies in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
-  const pace = pipeline.guards.dryPace();
-  for (const facts of [...pipeline.pods.values()].sort(byName)) {
+  const pace = parts.guards.dryPace();
+  for (const facts of [...parts.pods.values()].sort(byName)) {
     const key = podKey(facts.namespace, facts.name);
     if (records.has(key)) continue;
-    const { verdict, decision } = judgePod(config, pipeline, facts, pace);
+    const { verdict, decision } = judgePod(config, parts, facts, pace);
     if (verdict.broken) records.set(key, scanRecord(config, facts, verdict, decision));
   }
   return [...records.values()].sort(byName);
@@ -85,11 +85,11 @@ const byName = (a: { namespace: string; name: string }, b: { namespace: string; 
   a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace);
 
 /** Waits until the controller has worked through everything queued (delayed holds stay held). */
-async function onePass(pipeline: Pipeline): Promise<void> {
+async function onePass(parts: ControllerParts): Promise<void> {
   let quietChecks = 0;
   while (quietChecks < 3) {
     await sleep(100);
-    const idle = pipeline.queue.depth === 0 && pipeline.queue.processingCount === 0;
+    const idle = parts.queue.depth === 0 && parts.queue.processingCount === 0;
     quietChecks = idle ? quietChecks + 1 : 0;
   }
 }

@@ -1,4 +1,5 @@
-// Keeps the pod cache in step with the API server: initial list (streamed or paginated), then watch, forever.
+// Keeps one cache (pods, node agents, namespaces, nodes) in step with the API server: initial list (streamed or
+// paginated), then watch, forever, publishing every change it makes to the cache to its subscribers.
 //
 // An explicit state machine with one transition function (step):
 //   list  ──ok──▶ watch(rv) ──server timeout──▶ watch(last rv)
@@ -14,14 +15,14 @@ import { openWatch } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
+import { type Listener, Publisher } from "../util/publisher.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
 import { InitialLister } from "./initial-list.js";
 import { watchEvents } from "./watch-lines.js";
 
-/** What the reflector reports as it goes; metrics and logs hang off this. */
-export type ReflectorObserver<T> = {
-  change(change: StoreChange<T>): void;
-  listed(pods: number, durationMs: number): void;
+/** How the watch is going, for metrics and logs (the cache's changes go to subscribers instead). */
+export type ReflectorObserver = {
+  listed(items: number, durationMs: number): void;
   watchEvent(type: string): void;
   watchRestart(reason: WatchRestartReason, error?: unknown): void;
 };
@@ -41,7 +42,7 @@ export type ReflectorOptions<T> = {
   /** A watch that delivers no byte (event or bookmark) for this long is dead. */
   readonly stallTimeoutMs: number;
   readonly backoff: BackoffPolicy;
-  readonly observer: ReflectorObserver<T>;
+  readonly observer: ReflectorObserver;
   /** Called after each list page with the number of items listed so far. */
   readonly onListProgress?: (items: number) => void;
 };
@@ -63,11 +64,12 @@ export type RunningCache = {
   waitForSync(signal: AbortSignal): Promise<boolean>;
 };
 
-export class PodReflector<T> implements RunningCache {
+export class Reflector<T> implements RunningCache {
   readonly store: FactsStore<T>;
   readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
   readonly #lister: InitialLister;
+  readonly #changes = new Publisher<StoreChange<T>>();
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   /** Process start counts as heard: the first list gets the same grace as any later silence. */
@@ -89,6 +91,11 @@ export class PodReflector<T> implements RunningCache {
    * status. Dialling is not hearing: a server that refuses every connection leaves this growing. */
   get idleMs(): number {
     return performance.now() - this.#lastHeard;
+  }
+
+  /** Hears every later change to the cache, in order, before the next one is made. */
+  subscribe(listener: Listener<StoreChange<T>>): void {
+    this.#changes.subscribe(listener);
   }
 
   async waitForSync(signal: AbortSignal): Promise<boolean> {
@@ -143,7 +150,7 @@ export class PodReflector<T> implements RunningCache {
       this.#options.observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
     }
-    for (const change of this.store.replaceAll(listed)) this.#options.observer.change(change);
+    for (const change of this.store.replaceAll(listed)) this.#changes.publish(change);
     this.#options.observer.listed(listed.size, performance.now() - started);
     this.#markSynced();
     return { phase: "watch", resourceVersion };
@@ -233,7 +240,7 @@ export class PodReflector<T> implements RunningCache {
     const facts = this.#options.transform(object);
     if (facts === undefined) return;
     const change = type === "DELETED" ? this.store.remove(this.store.keyOf(facts)) : this.store.upsert(facts);
-    if (change) this.#options.observer.change(change);
+    if (change) this.#changes.publish(change);
   }
 
   /** Backoff, but never sooner than the server asked for with Retry-After. */

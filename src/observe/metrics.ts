@@ -2,6 +2,7 @@
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
 import { HOLD_REASONS, type HoldReason } from "../safety/hold-reasons.js";
+import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
 export type RepairType = (typeof REPAIR_TYPES)[number];
@@ -87,6 +88,8 @@ export type Metrics = {
   readonly leader: Gauge<never>;
   /** cni_repair_build_info, always 1. */
   readonly buildInfo: LabelledGauge<{ version: string; revision: string; node_version: string }>;
+  /** controller-runtime's reconcile metrics and client-go's workqueue family (standard-metrics.ts). */
+  readonly controllerRuntime: StandardMetrics;
 };
 
 export type MetricsOptions = {
@@ -97,6 +100,8 @@ export type MetricsOptions = {
   readonly revision?: string;
   /** What each rule does with a broken pod (cni_repair_rule_info): the alerts tell delete from label and report by it. */
   readonly ruleActions?: Readonly<Record<string, RepairType>>;
+  /** The `controller` and work queue `name` label of the standard metrics; default "cni-repair". */
+  readonly controllerName?: string;
 };
 
 /** Registers every metric, plus prom-client's process metrics, on `registry` only. */
@@ -275,5 +280,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     cniAgentPods,
     leader,
     buildInfo,
+    controllerRuntime: createStandardMetrics(registry, opts.controllerName ?? "cni-repair"),
   };
 }

@@ -6,7 +6,6 @@ import type { ReflectorObserver, RunningCache } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { CniAgents } from "../safety/cni-agents.js";
-import type { NodeFacts } from "./node-facts.js";
 import { nodeReflector } from "./node-reflector.js";
 import { StartupTaints, type TaintLeadership } from "./startup-taints.js";
 import { createTaintMetrics } from "./taint-metrics.js";
@@ -25,7 +24,7 @@ export function buildStartupTaints(
     readonly leadership?: TaintLeadership | undefined;
     readonly onEventFailed: () => void;
     /** The node watch's metrics and logs, as every other watch has. */
-    readonly observe: (own: ReflectorObserver<NodeFacts>["change"]) => ReflectorObserver<NodeFacts>;
+    readonly observer: ReflectorObserver;
   },
 ): StartupTaintParts | undefined {
   const settings = config.startupTaint;
@@ -44,12 +43,9 @@ export function buildStartupTaints(
       ).every(Boolean),
     onEventFailed: deps.onEventFailed,
   });
-  reflector = nodeReflector(
-    config,
-    deps.transport,
-    taints.nodes,
-    deps.observe((change) => taints.onNodeChange(change)),
-  );
+  const nodes = nodeReflector(config, deps.transport, taints.nodes, deps.observer);
+  nodes.subscribe((change) => taints.onNodeChange(change));
+  reflector = nodes;
   if (deps.registry) taints.metrics = createTaintMetrics(deps.registry, settings.keys, taints);
   return { taints, reflector };
 }

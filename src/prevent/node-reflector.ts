@@ -2,7 +2,8 @@
 import type { Config } from "../config/config.js";
 import { fieldSelector, scopeOf } from "../config/selectors.js";
 import type { FactsStore } from "../informer/facts-store.js";
-import { PodReflector, type ReflectorObserver } from "../informer/reflector.js";
+import { Reflector, type ReflectorObserver } from "../informer/reflector.js";
+import { reflectorSettings } from "../informer/reflector-settings.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { type NodeFacts, toNodeFacts } from "./node-facts.js";
 
@@ -10,20 +11,16 @@ export function nodeReflector(
   config: Config,
   transport: KubeTransport,
   store: FactsStore<NodeFacts>,
-  observer: ReflectorObserver<NodeFacts>,
-): PodReflector<NodeFacts> {
-  return new PodReflector<NodeFacts>({
-    transport,
+  observer: ReflectorObserver,
+): Reflector<NodeFacts> {
+  return new Reflector<NodeFacts>({
+    ...reflectorSettings(config, transport),
     collection: "nodes",
     scope: scopeOf({
       fieldSelector: fieldSelector([], config.nodeName ? [["metadata.name", "=", config.nodeName]] : []),
     }),
     store,
     transform: toNodeFacts,
-    pageSize: config.listPageSize,
-    watchTimeoutMs: config.watchTimeoutMs,
-    stallTimeoutMs: config.watchStallTimeoutMs,
-    backoff: { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
     observer,
   });
 }

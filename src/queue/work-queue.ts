@@ -10,6 +10,20 @@ export type WorkQueueOptions = {
   readonly backoff: BackoffPolicy;
   /** Source of jitter for addRateLimited; defaults to Math.random. */
   readonly random?: (() => number) | undefined;
+  /** Hears what client-go's workqueue metrics count (see queue-metrics.ts). */
+  readonly observer?: QueueObserver | undefined;
+};
+
+/** The moments client-go's queue reports to its metrics provider. */
+export type QueueObserver = {
+  /** The key became dirty (a duplicate add of a dirty key is not an add). */
+  added(key: string): void;
+  /** get() handed the key out. */
+  taken(key: string): void;
+  /** done() ended the key's processing. */
+  finished(key: string): void;
+  /** addAfter (and so addRateLimited) was called on a running queue. */
+  retried(key: string): void;
 };
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -28,6 +42,7 @@ export class WorkQueue {
   readonly #clock: Clock;
   readonly #policy: BackoffPolicy;
   readonly #random: () => number;
+  readonly #observer: QueueObserver | undefined;
 
   // FIFO of ready keys; a head index avoids O(n) shift().
   #ready: string[] = [];
@@ -49,6 +64,7 @@ export class WorkQueue {
     this.#clock = options.clock ?? systemClock;
     this.#policy = options.backoff;
     this.#random = options.random ?? Math.random;
+    this.#observer = options.observer;
   }
 
   /** Keys ready to be handed out. */
@@ -85,6 +101,7 @@ export class WorkQueue {
   addAfter(key: string, delayMs: number): void {
     if (!Number.isFinite(delayMs)) throw new RangeError(`addAfter needs a finite delay, got ${delayMs}`);
     if (this.#shutDown) return;
+    this.#observer?.retried(key);
     if (delayMs <= 0) {
       this.add(key);
       return;
@@ -143,6 +160,7 @@ export class WorkQueue {
   done(key: string): void {
     // Ignoring keys not in processing keeps a stray done() from duplicating a queued key.
     if (!this.#processing.delete(key)) return;
+    this.#observer?.finished(key);
     if (this.#dirty.has(key)) this.#enqueue(key);
     if (this.#processing.size === 0) this.#notifyDrained();
   }
@@ -172,6 +190,7 @@ export class WorkQueue {
   #markDirty(key: string): void {
     if (this.#dirty.has(key)) return;
     this.#dirty.add(key);
+    this.#observer?.added(key);
     // A key being processed waits for done(); never two holders of one key.
     if (!this.#processing.has(key)) this.#enqueue(key);
   }
@@ -207,6 +226,7 @@ export class WorkQueue {
   #startProcessing(key: string): void {
     this.#dirty.delete(key);
     this.#processing.add(key);
+    this.#observer?.taken(key);
   }
 
   /** Keeps exactly one timer, for the earliest delayed key, or none. */

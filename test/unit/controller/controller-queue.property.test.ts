@@ -6,16 +6,11 @@ import { Writable } from "node:stream";
 import { expect } from "chai";
 import fc from "fast-check";
 import { Registry } from "prom-client";
-import { BrokenPods } from "../../../src/controller/broken-pods.js";
 import { Controller, type Leadership } from "../../../src/controller/controller.js";
 import type { ReconcileResult, Reconciler } from "../../../src/controller/reconciler.js";
-import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
 import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { WorkQueue } from "../../../src/queue/work-queue.js";
-import { SafetyGuards } from "../../../src/safety/guards.js";
-import { Holds } from "../../../src/safety/holds.js";
 import { FakeClock } from "../fake-clock.js";
 
 const KEYS = ["ns/a", "ns/b", "ns/c", "ns/d"];
@@ -93,24 +88,8 @@ class Harness {
     this.controller = new Controller({
       queue: this.queue,
       reconciler,
-      broken: new BrokenPods(metrics.brokenPods, metrics.detections),
-      guards: new SafetyGuards({
-        limits: { deletionsPerMinute: 0, deletionBurst: 1, inflightPerNode: 0, inflightPerNamespace: 0 },
-        loopBackoff: { baseMs: 1_000, maxMs: 10_000 },
-        storm: { maxBrokenFraction: 1, minBroken: 1 },
-        nodeAgentGates: new Map(),
-        clock: this.clock,
-      }),
-      holds: new Holds(metrics.podsHeld, metrics.holdsTotal),
-      rules: [presetRule("istio") as Rule],
-      // Only onChange reads these, and the test feeds the queue directly.
-      context: () => {
-        throw new Error("not used by the run loop");
-      },
-      podKeysIn: () => [],
       workers: WORKERS,
       maxRetries: MAX_RETRIES,
-      resyncPeriodMs: 0,
       leadership: this.leadership,
       metrics,
       logger,

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { FactsStore } from "../../../src/informer/facts-store.js";
-import { PodReflector } from "../../../src/informer/reflector.js";
+import { Reflector } from "../../../src/informer/reflector.js";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
 import type { WatchRestartReason } from "../../../src/observe/metrics.js";
@@ -38,7 +38,7 @@ function scriptedTransport(answer: WatchAnswer) {
 async function runFor(answer: WatchAnswer, ms: number) {
   const { transport, seen } = scriptedTransport(answer);
   const restarts: WatchRestartReason[] = [];
-  const reflector = new PodReflector<{ name: string }>({
+  const reflector = new Reflector<{ name: string }>({
     transport,
     collection: "pods",
     scope: {},
@@ -51,7 +51,7 @@ async function runFor(answer: WatchAnswer, ms: number) {
     watchTimeoutMs: 60_000,
     stallTimeoutMs: 50,
     backoff: { baseMs: 5, maxMs: 10, jitter: 0 },
-    observer: { change: () => {}, listed: () => {}, watchEvent: () => {}, watchRestart: (r) => restarts.push(r) },
+    observer: { listed: () => {}, watchEvent: () => {}, watchRestart: (r) => restarts.push(r) },
   });
   const stop = new AbortController();
   const running = reflector.run(stop.signal);
@@ -67,7 +67,7 @@ async function runFor(answer: WatchAnswer, ms: number) {
   return result;
 }
 
-describe("informer/PodReflector: what counts as hearing from the API server", () => {
+describe("informer/Reflector: what counts as hearing from the API server", () => {
   it("dialling is not hearing: a server that answers no dial leaves the silence growing from the last list", async () => {
     const run = await runFor("no-response", 300);
     expect(run.dials).to.be.greaterThan(5);

@@ -1,0 +1,21 @@
+// What the stateful guards announce that may let a held pod go now: the triggers turn these into re-queues.
+import type { GuardOptions } from "../safety/guards.js";
+import type { StormTransition } from "../safety/storm-breaker.js";
+import { Publisher } from "../util/publisher.js";
+
+export type GuardEvent =
+  /** A pod we deleted is gone: its node and namespace have an in-flight deletion slot free again. */
+  | { readonly kind: "slot_freed"; readonly node: string; readonly namespace: string }
+  /** A storm breaker opened or closed (on a node, or cluster-wide). */
+  | { readonly kind: "storm"; readonly transition: StormTransition }
+  /** A held pod's deletion turn came earlier (a skipped delete gave its token back). */
+  | { readonly kind: "turn_moved"; readonly key: string; readonly waitMs: number };
+
+/** Made before the guards, so the guards can announce into it without knowing who listens. */
+export class GuardEvents extends Publisher<GuardEvent> {
+  /** The guards' options that announce here. */
+  readonly hooks: Pick<GuardOptions, "onTurnMoved" | "onStormTransition"> = {
+    onTurnMoved: (key, waitMs) => this.publish({ kind: "turn_moved", key, waitMs }),
+    onStormTransition: (transition) => this.publish({ kind: "storm", transition }),
+  };
+}

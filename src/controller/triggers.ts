@@ -1,0 +1,108 @@
+// What puts which pod keys on the work queue, declared in one place (controller-runtime's
+// Watches(source, EnqueueRequestsFromMapFunc), kube-rs's Controller::watches(api, mapper)): each trigger names a
+// source of changes and maps one change to the keys to reconcile. The reconcile itself re-reads the cache, so a
+// trigger only says "look at this pod again", never what to do with it.
+import { type DetectContext, detect } from "../detect/detect.js";
+import { podKey } from "../detect/facts.js";
+import type { Rule } from "../detect/rule.js";
+import type { StoreChange } from "../informer/facts-store.js";
+import type { NamespaceFacts } from "../informer/namespace-facts.js";
+import type { PodChange, PodStore } from "../informer/pod-store.js";
+import type { AgentFacts } from "../safety/cni-agents.js";
+import type { Holds } from "../safety/holds.js";
+import type { Listener } from "../util/publisher.js";
+import type { BrokenPods } from "./broken-pods.js";
+import type { GuardEvent } from "./guard-events.js";
+
+/** Reconcile the pod `key`, now or after `afterMs`. */
+export type Request = { readonly key: string; readonly afterMs?: number };
+
+/** Anything that publishes changes: a reflector, the guards' events, the resync tick. */
+export type Source<T> = { subscribe(listener: Listener<T>): void };
+
+export type Trigger = {
+  /** "pod changed → that pod": for docs and reading. */
+  readonly name: string;
+  /** Subscribes to the source; every change's requests go to `enqueue`. */
+  connect(enqueue: (request: Request) => void): void;
+};
+
+function watches<T>(name: string, source: Source<T>, map: (change: T) => Iterable<Request>): Trigger {
+  return {
+    name,
+    connect: (enqueue) =>
+      source.subscribe((change) => {
+        for (const request of map(change)) enqueue(request);
+      }),
+  };
+}
+
+const now = (keys: Iterable<string>): Request[] => [...keys].map((key) => ({ key }));
+
+export type TriggerSources = {
+  readonly pods: Source<PodChange>;
+  readonly agents: readonly Source<StoreChange<AgentFacts>>[];
+  /** Absent without an ambient rule (nothing else reads namespace labels). */
+  readonly namespaces: Source<StoreChange<NamespaceFacts>> | undefined;
+  readonly guards: Source<GuardEvent>;
+  /** Ticks every --resync-period and when this replica starts leading. */
+  readonly resync: Source<void>;
+};
+
+export type TriggerLookups = {
+  readonly rules: readonly Rule[];
+  readonly context: () => DetectContext;
+  readonly podStore: PodStore;
+  readonly broken: BrokenPods;
+  readonly holds: Holds;
+};
+
+export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): readonly Trigger[] {
+  const { rules, context, podStore, broken, holds } = lookups;
+  return [
+    // Only a pod that looks broken now, or was broken: a 100k-pod initial list must not mean 100k reconciles.
+    // A pod not broken yet but within its ambient enrolment grace is looked at again when the grace ends.
+    watches("pod changed → that pod", sources.pods, (change): Request[] => {
+      const verdict = change.current && detect(change.current, rules, context());
+      if (verdict?.broken || broken.has(change.key)) return [{ key: change.key }];
+      if (verdict?.recheckAfterMs !== undefined) return [{ key: change.key, afterMs: verdict.recheckAfterMs }];
+      return [];
+    }),
+    ...sources.agents.map((agents) =>
+      watches("node agent changed → pods held for an agent on its node", agents, (change) => {
+        const node = change.current?.nodeName ?? change.previous?.nodeName;
+        return node === undefined ? [] : now(holds.keys(["cni_agent_not_ready", "ztunnel_not_ready"], { node }));
+      }),
+    ),
+    ...(sources.namespaces === undefined
+      ? []
+      : [
+          // Its labels may have put its pods in ambient scope, or taken them out.
+          watches("namespace changed → every pod in it", sources.namespaces, function* (change) {
+            for (const facts of podStore.values()) {
+              if (facts.namespace === change.key) yield { key: podKey(facts.namespace, facts.name) };
+            }
+          }),
+        ]),
+    watches("guards changed → pods they held", sources.guards, (event): Request[] => {
+      switch (event.kind) {
+        case "slot_freed":
+          return now([
+            ...holds.keys(["node_inflight"], { node: event.node }),
+            ...holds.keys(["namespace_inflight"], { namespace: event.namespace }),
+          ]);
+        case "turn_moved":
+          return [{ key: event.key, afterMs: event.waitMs }];
+        case "storm": {
+          const { scope, node, open } = event.transition;
+          const where = scope === "node" ? { node } : {};
+          // Opened: pods waiting for a later guard (their turn, a slot) are held by the storm now; look again so
+          // their hold reason and the storm alert say so. Closed: the pods it held.
+          return now(holds.keys(open ? ["rate_limit", "node_inflight", "namespace_inflight"] : ["storm"], where));
+        }
+      }
+    }),
+    // One missed or failed repair is picked up again.
+    watches("resync → every pod known broken", sources.resync, () => now(broken.keys())),
+  ];
+}

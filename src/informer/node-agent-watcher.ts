@@ -1,0 +1,100 @@
+// The node agents deletions wait for (the mesh's CNI agent; ztunnel for ambient): one reflector per distinct
+// selector and namespace, shared by the rules that name it, and the gates each rule checks.
+import type { Config } from "../config/config.js";
+import { fieldSelector, scopeOf } from "../config/selectors.js";
+import { isAmbient, type Rule } from "../detect/rule.js";
+import { type AgentFacts, CniAgents } from "../safety/cni-agents.js";
+import type { NodeAgentGate } from "../safety/guards.js";
+import { Reflector, type ReflectorObserver } from "./reflector.js";
+import type { ReflectorSettings } from "./reflector-settings.js";
+
+/** One watched set of agent pods: its cache and its reflector (subscribe to it for agent changes). */
+export type AgentWatch = {
+  /** For logs: "CNI agent k8s-app=istio-cni-node in all namespaces". */
+  readonly what: string;
+  readonly agents: CniAgents;
+  readonly reflector: Reflector<AgentFacts>;
+};
+
+export type NodeAgentWatcher = {
+  readonly gatesByRule: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  readonly watches: readonly AgentWatch[];
+};
+
+type AgentSpec = Omit<NodeAgentGate, "agents" | "minReadyMs"> & {
+  readonly selector: string;
+  readonly namespace: string | undefined;
+};
+
+/** Which agents a rule's deletions wait for; none with --cni-agent-gate=off. */
+function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
+  const gate = config.cniAgentGate;
+  if (!gate) return [];
+  const specs: AgentSpec[] = [];
+  const selector = gate.selector ?? rule.cniAgentSelector;
+  if (selector) {
+    specs.push({
+      reason: "cni_agent_not_ready",
+      what: "CNI agent",
+      selectorFlag: "--cni-agent-selector",
+      selector,
+      namespace: gate.namespace,
+    });
+  }
+  if (isAmbient(rule)) {
+    specs.push({
+      reason: "ztunnel_not_ready",
+      what: "ztunnel",
+      selectorFlag: "--ztunnel-selector",
+      selector: rule.ztunnelSelector,
+      namespace: rule.ztunnelNamespace || undefined,
+    });
+  }
+  return specs;
+}
+
+export function watchNodeAgents(
+  config: Config,
+  settings: ReflectorSettings,
+  observerFor: (what: string) => ReflectorObserver,
+): NodeAgentWatcher {
+  const byScope = new Map<string, AgentWatch>();
+  const gatesByRule = new Map<string, NodeAgentGate[]>();
+  // Both must have been Ready for a while: a ztunnel that just turned Ready has not taken its pods over yet.
+  const minReadyMs = config.cniAgentGate?.minReadyMs ?? 0;
+  for (const rule of config.rules) {
+    const gates: NodeAgentGate[] = [];
+    for (const spec of agentSpecs(config, rule)) {
+      const scope = scopeOf({
+        namespace: spec.namespace,
+        labelSelector: spec.selector,
+        fieldSelector: fieldSelector([], config.nodeName ? [["spec.nodeName", "=", config.nodeName]] : []),
+      });
+      const scopeKey = JSON.stringify(scope);
+      let watch = byScope.get(scopeKey);
+      if (!watch) {
+        const agents = new CniAgents();
+        const what = `${spec.what} ${spec.selector} in ${spec.namespace ?? "all namespaces"}`;
+        const reflector = new Reflector<AgentFacts>({
+          ...settings,
+          collection: "pods",
+          scope,
+          store: agents.store,
+          transform: (pod) => agents.toFacts(pod, Date.now()),
+          observer: observerFor(what),
+        });
+        watch = { what, agents, reflector };
+        byScope.set(scopeKey, watch);
+      }
+      gates.push({
+        agents: watch.agents,
+        reason: spec.reason,
+        what: spec.what,
+        selectorFlag: spec.selectorFlag,
+        minReadyMs,
+      });
+    }
+    gatesByRule.set(rule.name, gates);
+  }
+  return { gatesByRule, watches: [...byScope.values()] };
+}

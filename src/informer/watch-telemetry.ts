@@ -1,0 +1,35 @@
+// The metrics and logs every watch reports, whatever it caches: list sizes and times, events by type, restarts.
+import type { Logger } from "../observe/logger.js";
+import type { Metrics } from "../observe/metrics.js";
+import { messageOf } from "../util/message-of.js";
+import type { ReflectorObserver } from "./reflector.js";
+
+export type WatchHooks = {
+  /** After each full list, with the number of items kept. */
+  readonly listed?: (count: number) => void;
+  /** A list or watch failed (the reflector retries regardless); scan gives up on the first. */
+  readonly failed?: ((error: unknown) => void) | undefined;
+};
+
+export function watchTelemetry(metrics: Metrics, log: Logger, hooks: WatchHooks = {}): ReflectorObserver {
+  return {
+    listed: (count, durationMs) => {
+      metrics.lastSyncTimestampSeconds.set(Date.now() / 1000);
+      log.info("listed", { count, durationMs: Math.round(durationMs) });
+      hooks.listed?.(count);
+    },
+    watchEvent: (type) => {
+      if (type === "ADDED" || type === "MODIFIED" || type === "DELETED" || type === "BOOKMARK") {
+        metrics.watchEvents.inc({ type });
+      }
+      metrics.lastSyncTimestampSeconds.set(Date.now() / 1000);
+    },
+    watchRestart: (reason, error) => {
+      metrics.watchRestarts.inc({ reason });
+      const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };
+      if (reason === "timeout") log.debug("watch restarted", fields);
+      else log.warn("watch restarted", fields);
+      if (reason === "error" || reason === "gone") hooks.failed?.(error);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// The metrics every Go controller exports, under their own names, so dashboards and alerts written for
+// controller-runtime and client-go work on this one: the workqueue family (label `name`) and controller-runtime's
+// reconcile counters and histogram (label `controller`). Buckets are theirs too, so the series line up.
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { QueueMetrics } from "../queue/queue-metrics.js";
+
+/** controller-runtime's result label values (pkg/internal/controller/metrics). */
+export const RECONCILE_RESULTS = ["success", "error", "requeue", "requeue_after"] as const;
+export type ReconcileResultLabel = (typeof RECONCILE_RESULTS)[number];
+
+/** controller-runtime's controller_runtime_reconcile_time_seconds buckets. */
+const RECONCILE_TIME_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+
+/** The workqueue durations' buckets in controller-runtime: 10 ns to 1,000 s, ×10 each (ExponentialBuckets(10e-9, 10, 12)). */
+const QUEUE_DURATION_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
+export type StandardMetrics = {
+  /** The `controller` label of the reconcile metrics (and `name` of our work queue). */
+  readonly name: string;
+  readonly reconcileTotal: Counter<"controller" | "result">;
+  readonly reconcileErrors: Counter<"controller">;
+  readonly reconcileTimeSeconds: Histogram<"controller">;
+  /** The workqueue series of the queue called `name`, as the queue's observer. */
+  queue(name: string): QueueMetrics;
+};
+
+export function createStandardMetrics(registry: Registry, controller: string): StandardMetrics {
+  const registers = [registry];
+  const queues = new Map<string, QueueMetrics>();
+  const byQueue = { labelNames: ["name"] as const, registers };
+  const queueDuration = { ...byQueue, buckets: QUEUE_DURATION_BUCKETS };
+  /** A gauge over the work in progress, computed at scrape (client-go refreshes it every 500 ms instead). */
+  const unfinishedGauge = (
+    name: string,
+    help: string,
+    pick: (work: ReturnType<QueueMetrics["unfinished"]>) => number,
+  ) =>
+    new Gauge({
+      ...byQueue,
+      name,
+      help,
+      collect() {
+        for (const [queue, metrics] of queues) this.set({ name: queue }, pick(metrics.unfinished()));
+      },
+    });
+
+  const counter = (name: string, help: string) => new Counter({ ...byQueue, name, help });
+  const histogram = (name: string, help: string) => new Histogram({ ...queueDuration, name, help });
+
+  const depth = new Gauge({
+    ...byQueue,
+    name: "workqueue_depth",
+    help: "Keys waiting in the work queue to be reconciled.",
+  });
+  const adds = counter(
+    "workqueue_adds_total",
+    "Keys added to the work queue (a key already waiting is not added again).",
+  );
+  const waited = histogram(
+    "workqueue_queue_duration_seconds",
+    "Seconds a key waited in the work queue until a worker took it.",
+  );
+  const worked = histogram("workqueue_work_duration_seconds", "Seconds a worker spent on a key from the work queue.");
+  unfinishedGauge(
+    "workqueue_unfinished_work_seconds",
+    "Seconds of work in progress not yet counted in work_duration; a steady rise means stuck workers.",
+    (work) => work.totalSeconds,
+  );
+  unfinishedGauge(
+    "workqueue_longest_running_processor_seconds",
+    "Seconds the longest-running worker has been on its key.",
+    (work) => work.longestSeconds,
+  );
+  const retries = counter("workqueue_retries_total", "Keys put back on the work queue to be looked at after a delay.");
+
+  const reconcileTotal = new Counter({
+    name: "controller_runtime_reconcile_total",
+    help: "Reconciles, by controller and result (success, error, requeue, requeue_after).",
+    labelNames: ["controller", "result"],
+    registers,
+  });
+  const reconcileErrors = new Counter({
+    name: "controller_runtime_reconcile_errors_total",
+    help: "Reconciles that ended in an error (retried with backoff), by controller.",
+    labelNames: ["controller"],
+    registers,
+  });
+  const reconcileTimeSeconds = new Histogram({
+    name: "controller_runtime_reconcile_time_seconds",
+    help: "Seconds each reconcile took, by controller.",
+    labelNames: ["controller"],
+    buckets: RECONCILE_TIME_BUCKETS,
+    registers,
+  });
+  // Like controller-runtime, every result series exists from the start.
+  for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ controller, result }, 0);
+  reconcileErrors.inc({ controller }, 0);
+
+  return {
+    name: controller,
+    reconcileTotal,
+    reconcileErrors,
+    reconcileTimeSeconds,
+    queue(name) {
+      const existing = queues.get(name);
+      if (existing) return existing;
+      const labels = { name };
+      const metrics = new QueueMetrics({
+        depth: depth.labels(labels),
+        adds: adds.labels(labels),
+        queueDuration: waited.labels(labels),
+        workDuration: worked.labels(labels),
+        retries: retries.labels(labels),
+      });
+      // Zero series at once, as client-go's provider creates them with the queue.
+      depth.set(labels, 0);
+      adds.inc(labels, 0);
+      retries.inc(labels, 0);
+      queues.set(name, metrics);
+      return metrics;
+    },
+  };
+}

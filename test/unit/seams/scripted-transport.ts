@@ -1,0 +1,71 @@
+// A KubeTransport that answers from a script, for unit tests at the seam between our code and the API server:
+// each request and stream is recorded, and answered by the test's function (a body, or an ApiError thrown).
+import { ApiError } from "../../../src/kube/api-error.js";
+import type { KubeTransport } from "../../../src/kube/transport.js";
+
+export type ScriptedCall = {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body: unknown;
+  readonly atMs: number;
+};
+
+/** What one request gets: a JSON body, or an API error status (with Retry-After seconds). */
+export type ScriptedAnswer =
+  | { readonly body: unknown }
+  | { readonly status: number; readonly retryAfterSeconds?: number };
+
+/** What one watch gets: lines of events, then the end (or, with `hang`, silence until aborted). */
+export type ScriptedWatch =
+  | { readonly events: readonly unknown[]; readonly hang?: boolean }
+  | { readonly status: number; readonly retryAfterSeconds?: number };
+
+export type Script = {
+  request?: (call: ScriptedCall) => ScriptedAnswer;
+  watch?: (call: ScriptedCall) => ScriptedWatch;
+};
+
+export function apiError(status: number, retryAfterSeconds?: number): ApiError {
+  return new ApiError(`scripted ${status}`, {
+    status,
+    ...(retryAfterSeconds !== undefined && { retryAfterMs: retryAfterSeconds * 1000 }),
+  });
+}
+
+export function scriptedTransport(script: Script): { transport: KubeTransport; calls: ScriptedCall[] } {
+  const calls: ScriptedCall[] = [];
+  const record = (method: string, path: string, options: { query?: ScriptedCall["query"]; body?: unknown }) => {
+    const call = { method, path, query: options.query ?? {}, body: options.body, atMs: performance.now() };
+    calls.push(call);
+    return call;
+  };
+  const transport = {
+    server: "https://scripted",
+    credentialsRejected: false,
+    request: async (
+      _verb: string,
+      method: string,
+      path: string,
+      options: { query?: ScriptedCall["query"]; body?: unknown } = {},
+    ) => {
+      const answer = (script.request ?? (() => ({ body: {} })))(record(method, path, options));
+      if ("status" in answer) throw apiError(answer.status, answer.retryAfterSeconds);
+      return { status: 200, body: answer.body };
+    },
+    stream: async (path: string, options: { query?: ScriptedCall["query"]; signal?: AbortSignal }) => {
+      const answer = (script.watch ?? (() => ({ events: [], hang: true })))(record("GET", path, options));
+      if ("status" in answer) throw apiError(answer.status, answer.retryAfterSeconds);
+      const text = answer.events.map((event) => `${JSON.stringify(event)}\n`).join("");
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          if (text !== "") controller.enqueue(new TextEncoder().encode(text));
+          if (!answer.hang) controller.close();
+          else options.signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true });
+        },
+      });
+      return { status: 200, body };
+    },
+  };
+  return { transport: transport as unknown as KubeTransport, calls };
+}
