@@ -99,15 +99,7 @@ export function composeController(
     observer: watchTelemetry(metrics, watchLog, { listed: (count) => metrics.cachePods.set(count), failed }),
     ...(options.onListProgress && { onListProgress: options.onListProgress }),
   });
-  const nodeAgents = watchNodeAgents(config, settings, (what) =>
-    watchTelemetry(metrics, watchLog.child({ watch: what }), {
-      listed: (count) => {
-        if (count === 0)
-          watchLog.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
-      },
-      failed,
-    }),
-  );
+  const nodeAgents = watchNodeAgents(config, settings, { metrics, log: watchLog, failed });
   const ambientRules = config.rules.filter(isAmbient);
   const namespaces = namespaceStore();
   const namespaceLabelKeys = [...new Set(ambientRules.map((rule) => rule.namespaceSelector.key))];

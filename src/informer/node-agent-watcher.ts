@@ -3,10 +3,13 @@
 import type { Config } from "../config/config.js";
 import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
+import type { Logger } from "../observe/logger.js";
+import type { Metrics } from "../observe/metrics.js";
 import { type AgentFacts, CniAgents } from "../safety/cni-agents.js";
 import type { NodeAgentGate } from "../safety/guards.js";
-import { Reflector, type ReflectorObserver } from "./reflector.js";
+import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
+import { type WatchHooks, watchTelemetry } from "./watch-telemetry.js";
 
 /** One watched set of agent pods: its cache and its reflector (subscribe to it for agent changes). */
 export type AgentWatch = {
@@ -56,7 +59,7 @@ function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
 export function watchNodeAgents(
   config: Config,
   settings: ReflectorSettings,
-  observerFor: (what: string) => ReflectorObserver,
+  telemetry: { readonly metrics: Metrics; readonly log: Logger; readonly failed: WatchHooks["failed"] },
 ): NodeAgentWatcher {
   const byScope = new Map<string, AgentWatch>();
   const gatesByRule = new Map<string, NodeAgentGate[]>();
@@ -81,7 +84,13 @@ export function watchNodeAgents(
           scope,
           store: agents.store,
           transform: (pod) => agents.toFacts(pod, Date.now()),
-          observer: observerFor(what),
+          observer: watchTelemetry(telemetry.metrics, telemetry.log.child({ watch: what }), {
+            listed: (count) => {
+              if (count > 0) return;
+              telemetry.log.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
+            },
+            failed: telemetry.failed,
+          }),
         });
         watch = { what, agents, reflector };
         byScope.set(scopeKey, watch);
