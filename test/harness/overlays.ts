@@ -170,7 +170,12 @@ export async function applyNamespace(plane: ControlPlane): Promise<void> {
  * identity may do (the authorizer reads RBAC through an informer, so grants and revocations take a moment).
  */
 export async function installOverlay(plane: ControlPlane, overlay: Overlay): Promise<Installed> {
-  const rendered = await renderOverlay(overlay);
+  return await installRendered(plane, await renderOverlay(overlay));
+}
+
+/** installOverlay of any rendering of the install (an overlay, or the chart with values of a test). */
+export async function installRendered(plane: ControlPlane, rendered: Rendered): Promise<Installed> {
+  const overlay = rendered.overlay;
   await uninstall(plane);
   await applyNamespace(plane);
   const report = await kubectl(

@@ -1,59 +1,17 @@
 // The admission policies of the shipped manifests, enforced by the real API server: applied exactly as
 // manifests/overlays renders them, then exercised with the controller's own ServiceAccount tokens (per-node: bound
 // to its pod on node A, as the kubelet projects it). The audit log is the ground truth of what the server answered.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { outcomeOf } from "../../harness/api-errors.js";
-import { type AuditEvent, podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
-import type { ControlPlane } from "../../harness/control-plane.js";
 import { createControllerPod, deleteControllerPod, ensureNode } from "../../harness/controller-pod.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { INSTALL, installOverlay, uninstall } from "../../harness/overlays.js";
 import { meshedPod } from "../../harness/pod-fixtures.js";
 import { serviceAccountToken } from "../../harness/service-account-files.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
-import { waitFor } from "../../harness/wait.js";
-
-const USER = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`;
-const DENIED_BY = (policy: string) => `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request`;
-
-/** What the API server lets this token do to one pod: a status patch (a label, as label mode writes it), a delete. */
-function podActions(plane: ControlPlane, token: string, namespace: string) {
-  const api = plane.kubeConfig(token, "cni-repair").makeApiClient(CoreV1Api);
-  return {
-    label: (name: string) =>
-      outcomeOf(
-        api.patchNamespacedPodStatus(
-          { namespace, name, body: { metadata: { labels: { "cni.istio.io/uninitialized": "true" } } } },
-          setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-        ),
-      ),
-    remove: (name: string, dryRun = false) =>
-      outcomeOf(api.deleteNamespacedPod({ namespace, name, ...(dryRun && { dryRun: "All" }) })),
-  };
-}
-
-/** The ServiceAccount's completed requests on pods of the namespace, as "verb[/status] name code". */
-function auditedActions(plane: ControlPlane, namespace: string): { line: string; event: AuditEvent }[] {
-  return podRequests(plane.auditLogPath, namespace)
-    .filter((event) => event.user?.username === USER && event.verb !== "get")
-    .map((event) => ({
-      line: `${event.verb}${event.objectRef?.subresource ? `/${event.objectRef.subresource}` : ""} ${event.objectRef?.name} ${event.responseStatus?.code}`,
-      event,
-    }));
-}
-
-/**
- * The API server loads new policies through an informer: until a dry-run delete of a pod the policy must refuse is
- * refused, it may not enforce them yet. A dry run changes nothing either way.
- */
-async function policyInForce(probe: () => Promise<{ code: number }>): Promise<void> {
-  await waitFor("the admission policies to be enforced", async () => (await probe()).code === 403, {
-    timeoutMs: 20_000,
-    intervalMs: 250,
-  });
-}
 
 describe("manifests: admission policies hold the controller's ServiceAccount to its job", function () {
   this.timeout(120_000);
@@ -102,7 +60,7 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       const deleteB = await actions.remove("broken-b");
       for (const refused of [labelB, deleteB]) {
         expect(refused.code).to.equal(403);
-        expect(refused.message).to.include(DENIED_BY("cni-repair-own-node"));
+        expect(refused.message).to.include(deniedBy("cni-repair-own-node"));
         expect(refused.message).to.include(
           `the per-node cni-repair of node ${nodeA} may not delete or relabel pod ${namespace}/broken-b on node ${nodeB}`,
         );
@@ -118,7 +76,7 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       expect(podA.metadata?.deletionTimestamp).to.be.instanceOf(Date);
 
       // The API server's own record: exactly these four requests of the ServiceAccount, with these answers.
-      const audited = auditedActions(plane, namespace).filter(({ event }) => !event.requestURI.includes("dryRun"));
+      const audited = auditedActions(plane, namespace);
       expect(audited.map(({ line }) => line)).to.deep.equal([
         "patch/status broken-b 403",
         "delete broken-b 403",
@@ -135,7 +93,7 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       const unbound = await serviceAccountToken(plane, INSTALL.namespace, INSTALL.serviceAccount);
       const refused = await podActions(plane, unbound, namespace).remove("broken-a2");
       expect(refused.code).to.equal(403);
-      expect(refused.message).to.include(DENIED_BY("cni-repair-own-node"));
+      expect(refused.message).to.include(deniedBy("cni-repair-own-node"));
       expect(refused.message).to.include("this token names no node");
     });
 
@@ -148,7 +106,7 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       });
       const refused = await podActions(plane, token, namespace).remove("plain-a");
       expect(refused.code).to.equal(403);
-      expect(refused.message).to.include(DENIED_BY("cni-repair-meshed-pods"));
+      expect(refused.message).to.include(deniedBy("cni-repair-meshed-pods"));
     });
   });
 
@@ -177,14 +135,14 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       const labelPlain = await actions.label("plain");
       for (const refused of [deletePlain, labelPlain]) {
         expect(refused.code).to.equal(403);
-        expect(refused.message).to.include(DENIED_BY("cni-repair-meshed-pods"));
+        expect(refused.message).to.include(deniedBy("cni-repair-meshed-pods"));
         expect(refused.message).to.include("annotation sidecar.istio.io/status (istio)");
       }
       expect((await actions.remove("broken-istio")).code).to.equal(200);
       // The cluster overlay enables the istio preset only: a Linkerd pod is not one of its meshes' pods.
       expect((await actions.remove("broken-linkerd")).code).to.equal(403);
 
-      const audited = auditedActions(plane, namespace).filter(({ event }) => !event.requestURI.includes("dryRun"));
+      const audited = auditedActions(plane, namespace);
       expect(audited.map(({ line }) => line)).to.deep.equal([
         "delete plain 403",
         "patch/status plain 403",
