@@ -228,7 +228,6 @@ export function composeController(
   const startupTaints = buildStartupTaints(config, {
     transport,
     agents: [...new Set(cniAgents)],
-    agentReflectors: nodeAgents.watches.map((watch) => watch.reflector),
     logger: logger.child({ component: "startup-taints" }),
     registry: options.registry,
     leadership: options.leadership,

@@ -18,7 +18,6 @@ export function buildStartupTaints(
     readonly transport: KubeTransport;
     /** The CNI agent caches (not ztunnel's): every one must be Ready on a node before its taint goes. */
     readonly agents: readonly CniAgents[];
-    readonly agentReflectors: readonly RunningCache[];
     readonly logger: Logger;
     readonly registry?: Registry | undefined;
     readonly leadership?: TaintLeadership | undefined;
@@ -29,7 +28,6 @@ export function buildStartupTaints(
 ): StartupTaintParts | undefined {
   const settings = config.startupTaint;
   if (!settings) return undefined;
-  let reflector: RunningCache | undefined;
   const taints = new StartupTaints({
     policy: { ...settings, minReadyMs: config.cniAgentGate?.minReadyMs ?? 0 },
     report: config.mode === "report",
@@ -37,15 +35,10 @@ export function buildStartupTaints(
     transport: deps.transport,
     logger: deps.logger,
     ...(deps.leadership && { leadership: deps.leadership }),
-    cachesSynced: async (signal) =>
-      (
-        await Promise.all([reflector, ...deps.agentReflectors].map((cache) => cache?.waitForSync(signal) ?? false))
-      ).every(Boolean),
     onEventFailed: deps.onEventFailed,
   });
-  const nodes = nodeReflector(config, deps.transport, taints.nodes, deps.observer);
-  nodes.subscribe((change) => taints.onNodeChange(change));
-  reflector = nodes;
+  const reflector = nodeReflector(config, deps.transport, taints.nodes, deps.observer);
+  reflector.subscribe((change) => taints.onNodeChange(change));
   if (deps.registry) taints.metrics = createTaintMetrics(deps.registry, settings.keys, taints);
   return { taints, reflector };
 }

@@ -31,8 +31,11 @@ export type StartupTaintsOptions = {
   readonly transport: KubeTransport;
   readonly logger: Logger;
   readonly leadership?: TaintLeadership;
-  /** Resolves once the node and agent caches hold their first list; false if aborted first. */
-  readonly cachesSynced: (signal: AbortSignal) => Promise<boolean>;
+  /**
+   * Resolves once the node and agent caches hold their first list; false if aborted first. Absent: the caller
+   * starts run() only then (the manager starts every worker once every cache is listed).
+   */
+  readonly cachesSynced?: (signal: AbortSignal) => Promise<boolean>;
   readonly onEventFailed: () => void;
 };
 
@@ -95,7 +98,7 @@ export class StartupTaints {
   async run(signal: AbortSignal): Promise<void> {
     const { leadership, logger } = this.#options;
     signal.addEventListener("abort", () => this.#queue.shutDown(), { once: true });
-    if (!(await this.#options.cachesSynced(signal))) return;
+    if (this.#options.cachesSynced && !(await this.#options.cachesSynced(signal))) return;
     for (const facts of this.nodes.values()) this.#queue.add(facts.name);
     while (!signal.aborted) {
       if (leadership && !leadership.isLeader && !(await leadership.waitForLeadership(signal))) break;
