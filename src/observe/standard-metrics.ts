@@ -23,8 +23,8 @@ export type StandardMetrics = {
   readonly reconcileTotal: Counter<"controller" | "result">;
   readonly reconcileErrors: Counter<"controller">;
   readonly reconcileTimeSeconds: Histogram<"controller">;
-  /** The workqueue series of the queue called `name`, as the queue's observer. */
-  queue(name: string): QueueMetrics;
+  /** The workqueue series of the queue called `name`, as the queue's observer; `now` in ms (the queue's clock). */
+  queue(name: string, now?: () => number): QueueMetrics;
 };
 
 export function createStandardMetrics(registry: Registry, controller: string): StandardMetrics {
@@ -104,17 +104,20 @@ export function createStandardMetrics(registry: Registry, controller: string): S
     reconcileTotal,
     reconcileErrors,
     reconcileTimeSeconds,
-    queue(name) {
+    queue(name, now) {
       const existing = queues.get(name);
       if (existing) return existing;
       const labels = { name };
-      const metrics = new QueueMetrics({
-        depth: depth.labels(labels),
-        adds: adds.labels(labels),
-        queueDuration: waited.labels(labels),
-        workDuration: worked.labels(labels),
-        retries: retries.labels(labels),
-      });
+      const metrics = new QueueMetrics(
+        {
+          depth: depth.labels(labels),
+          adds: adds.labels(labels),
+          queueDuration: waited.labels(labels),
+          workDuration: worked.labels(labels),
+          retries: retries.labels(labels),
+        },
+        now,
+      );
       // Zero series at once, as client-go's provider creates them with the queue.
       depth.set(labels, 0);
       adds.inc(labels, 0);
