@@ -7,6 +7,7 @@ import { ApiError, watchErrorEvent } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
 import { listPage, openWatch } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
+import { StallWatchdog } from "./stall-watchdog.js";
 import { watchEvents } from "./watch-lines.js";
 
 export type InitialListOptions = {
@@ -61,30 +62,21 @@ function unsupported(error: unknown): boolean {
 }
 
 async function streamedList(options: InitialListOptions): Promise<string> {
-  const stop = new AbortController();
-  let stalled = false;
-  let watchdog: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(watchdog);
-    watchdog = setTimeout(() => {
-      stalled = true;
-      stop.abort();
-    }, options.stallTimeoutMs);
-  };
+  const watchdog = new StallWatchdog(options.stallTimeoutMs);
   let items = 0;
   try {
-    arm();
+    watchdog.arm();
     const response = await openWatch(options.transport, options.collection, options.scope, {
       resourceVersion: "",
       timeoutSeconds: WATCH_LIST_TIMEOUT_S,
-      signal: AbortSignal.any([options.signal, stop.signal]),
+      signal: AbortSignal.any([options.signal, watchdog.signal]),
       initialEvents: true,
     });
     options.heard();
     if (!response.body) throw new Error("watch answer has no body");
     const chunk = () => {
       options.heard();
-      arm();
+      watchdog.arm();
     };
     for await (const event of watchEvents(response.body, chunk)) {
       if (event.type === "ERROR") throw watchErrorEvent(event.object);
@@ -100,11 +92,10 @@ async function streamedList(options: InitialListOptions): Promise<string> {
     }
     throw new WatchListUnsupported("the watch ended without its initial-events-end bookmark");
   } catch (error) {
-    if (stalled) throw new Error(`no byte from the API server for ${options.stallTimeoutMs} ms while listing`);
+    if (watchdog.stalled) throw new Error(`no byte from the API server for ${options.stallTimeoutMs} ms while listing`);
     throw error;
   } finally {
-    clearTimeout(watchdog);
-    stop.abort();
+    watchdog.dispose();
   }
 }
 

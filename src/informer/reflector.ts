@@ -18,6 +18,7 @@ import { Backoff, type BackoffPolicy } from "../util/backoff.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
 import { InitialLister } from "./initial-list.js";
+import { StallWatchdog } from "./stall-watchdog.js";
 import { watchEvents } from "./watch-lines.js";
 
 /** How the watch is going, for metrics and logs (the cache's changes go to subscribers instead). */
@@ -159,26 +160,17 @@ export class Reflector<T> implements RunningCache {
   async #watch(fromVersion: string, signal: AbortSignal): Promise<State> {
     const { observer } = this.#options;
     const opened = performance.now();
-    const stop = new AbortController();
-    const watchSignal = AbortSignal.any([signal, stop.signal]);
+    const watchdog = new StallWatchdog(this.#options.stallTimeoutMs);
+    const watchSignal = AbortSignal.any([signal, watchdog.signal]);
     let resourceVersion = fromVersion;
     let events = 0;
-    let stalled = false;
-    let watchdog: NodeJS.Timeout | undefined;
-    const arm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
-        stalled = true;
-        stop.abort();
-      }, this.#options.stallTimeoutMs);
-    };
     const feed = () => {
       this.#heard();
-      arm();
+      watchdog.arm();
     };
     try {
       // The watchdog runs from the dial: a connection that never answers is as dead as one that went quiet.
-      arm();
+      watchdog.arm();
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
       const response = await openWatch(this.#options.transport, this.#options.collection, this.#options.scope, {
         resourceVersion,
@@ -205,7 +197,7 @@ export class Reflector<T> implements RunningCache {
       return { phase: "watch", resourceVersion };
     } catch (error) {
       if (signal.aborted) return { phase: "watch", resourceVersion };
-      if (stalled) {
+      if (watchdog.stalled) {
         observer.watchRestart(
           "stalled",
           new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`),
@@ -221,8 +213,7 @@ export class Reflector<T> implements RunningCache {
       observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "watch", resourceVersion } };
     } finally {
-      clearTimeout(watchdog);
-      stop.abort();
+      watchdog.dispose();
     }
   }
 
