@@ -43,7 +43,8 @@ export type OurFlags = {
 
 /** Reads `cni-repair --help` and picks the flag values that turn each limit off. */
 export function detectOurFlags(): OurFlags {
-  const help = execFileSync(process.execPath, [OUR_MAIN, "--help"], { encoding: "utf8" });
+  // The run command's flags: the top-level --help lists only the commands.
+  const help = execFileSync(process.execPath, [OUR_MAIN, "run", "--help"], { encoding: "utf8" });
   const block = (flag: string): string | undefined => {
     const start = help.indexOf(`  ${flag} `);
     if (start < 0) return undefined;
