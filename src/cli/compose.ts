@@ -64,6 +64,8 @@ export type ComposeOptions = {
   readonly onOutcome?: ReconcilerDeps["onOutcome"];
   /** Where the startup-taint metrics go (the controller's registry); scan has none. */
   readonly registry?: Registry;
+  /** Startup taints are judged and shown, never written (scan, even with --repair: it repairs pods only). */
+  readonly startupTaintsReadOnly?: boolean;
 };
 
 /** A storm breaker's window passes with time alone: let it forget old deletes (and maybe close). */
@@ -231,6 +233,7 @@ export function composeController(
     logger: logger.child({ component: "startup-taints" }),
     registry: options.registry,
     leadership: options.leadership,
+    readOnly: options.startupTaintsReadOnly === true,
     onEventFailed: () => metrics.eventsFailed.inc(),
     observer: watchTelemetry(metrics, watchLog.child({ watch: "nodes" }), { failed }),
   });

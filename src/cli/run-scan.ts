@@ -12,7 +12,7 @@ import { connectCluster } from "./connect-cluster.js";
 import { judgePod, oneShotContext } from "./judge.js";
 import { oneShotLogger, startSynced } from "./one-shot.js";
 import { checkPermissions } from "./permission-check.js";
-import { renderScan, scanCounts, scanScope } from "./scan-output.js";
+import { renderScan, scanCounts, scanScope, startupTaintRecord } from "./scan-output.js";
 import { type ScanRecord, scanRecord } from "./scan-record.js";
 import { VERSION } from "./version.js";
 
@@ -36,6 +36,7 @@ export async function runScan(config: Config): Promise<number> {
     const written = new Map<string, ScanRecord>();
     const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, {
       writes: config.scan.repair,
+      startupTaintsReadOnly: true,
       onListProgress: progress.update,
       onOutcome: (facts, verdict, decision, outcome) =>
         written.set(podKey(facts.namespace, facts.name), scanRecord(config, facts, verdict, decision, outcome)),
@@ -45,6 +46,7 @@ export async function runScan(config: Config): Promise<number> {
     const checked = parts.pods.size;
     if (config.scan.repair && synced) await onePass(parts);
     const records = synced ? scanRecords(config, parts, written) : [];
+    const startupTaints = parts.startupTaints?.views(Date.now(), "claimed").map(startupTaintRecord);
     // Deleted pods are gone or terminating; labelled, reported, refused and held ones are still broken.
     const stillBroken = records.filter((record) => {
       const facts = parts.pods.get(podKey(record.namespace, record.name));
@@ -53,7 +55,12 @@ export async function runScan(config: Config): Promise<number> {
     await stop();
     await transport.close();
     if (!synced) throw failure();
-    const report = { scope: scanScope(config), counts: scanCounts(checked, records), pods: records };
+    const report = {
+      scope: scanScope(config),
+      counts: scanCounts(checked, records),
+      pods: records,
+      ...(startupTaints && { startupTaints }),
+    };
     process.stdout.write(renderScan(report, config.scan.output));
     if (config.scan.repair) process.stderr.write(`${await repairSummary(metrics)}\n`);
     await flushLogger(logger);

@@ -1,6 +1,7 @@
 // What `scan` prints: the scope it looked in, the counts, and the per-pod records as a table or one JSON object.
 import type { Config, OutputFormat } from "../config/config.js";
 import { describeFieldSelector } from "../config/selectors.js";
+import type { NodeTaintView } from "../prevent/startup-taints.js";
 import type { ScanRecord } from "./scan-record.js";
 import { renderStructured } from "./structured-output.js";
 import { formatTable } from "./table.js";
@@ -25,7 +26,30 @@ export type ScanReport = {
   readonly scope: ScanScope;
   readonly counts: ScanCounts;
   readonly pods: readonly ScanRecord[];
+  /** With --startup-taint: the nodes carrying a managed taint (or about to get one), and why it is still there. */
+  readonly startupTaints?: readonly StartupTaintRecord[];
 };
+
+export type StartupTaintRecord = {
+  readonly node: string;
+  /** The managed keys the node carries. */
+  readonly taints: readonly string[];
+  /** What run would do now: remove, add, hold (kept, or not added), none. */
+  readonly action: string;
+  readonly reason: string | null;
+  readonly detail: string | null;
+};
+
+export function startupTaintRecord(view: NodeTaintView): StartupTaintRecord {
+  const { decision } = view;
+  return {
+    node: view.node,
+    taints: view.present,
+    action: decision.kind,
+    reason: decision.kind === "hold" ? decision.reason : null,
+    detail: decision.kind === "none" ? null : decision.detail,
+  };
+}
 
 export function scanScope(config: Config): ScanScope {
   return {
@@ -57,6 +81,26 @@ export function describeScope(scope: ScanScope): string {
 
 export function renderScan(report: ScanReport, output: OutputFormat): string {
   if (output !== "table") return renderStructured(report, output);
+  return `${renderPods(report)}${report.startupTaints ? renderStartupTaints(report.startupTaints) : ""}`;
+}
+
+/** "2 nodes carry a startup taint." and, per node, the taints and why they are (still) there. */
+function renderStartupTaints(records: readonly StartupTaintRecord[]): string {
+  const carrying = records.filter((record) => record.taints.length > 0).length;
+  const summary = `${carrying} ${carrying === 1 ? "node carries" : "nodes carry"} a startup taint.\n`;
+  if (records.length === 0) return summary;
+  const table = formatTable(
+    ["NODE", "STARTUP TAINTS", "ACTION"],
+    records.map((record) => [
+      record.node,
+      record.taints.join(",") || "-",
+      record.reason ? `${record.action}: ${record.reason} (${record.detail})` : `${record.action} (${record.detail})`,
+    ]),
+  );
+  return `${table}${summary}`;
+}
+
+function renderPods(report: ScanReport): string {
   const { checked, broken } = report.counts;
   const summary = `${checked} ${checked === 1 ? "pod" : "pods"} checked (${describeScope(report.scope)}), ${broken} broken.\n`;
   if (report.pods.length === 0) return summary;

@@ -21,6 +21,8 @@ export function buildStartupTaints(
     readonly logger: Logger;
     readonly registry?: Registry | undefined;
     readonly leadership?: TaintLeadership | undefined;
+    /** Decide and show, never write (scan). */
+    readonly readOnly?: boolean;
     readonly onEventFailed: () => void;
     /** The node watch's metrics and logs, as every other watch has. */
     readonly observer: ReflectorObserver;
@@ -30,7 +32,7 @@ export function buildStartupTaints(
   if (!settings) return undefined;
   const taints = new StartupTaints({
     policy: { ...settings, minReadyMs: config.cniAgentGate?.minReadyMs ?? 0 },
-    report: config.mode === "report",
+    report: config.mode === "report" || deps.readOnly === true,
     agents: deps.agents,
     transport: deps.transport,
     logger: deps.logger,

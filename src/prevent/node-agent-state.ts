@@ -1,17 +1,23 @@
 // The CNI agents a node needs, summed up for the taint policy: all Ready (for the shortest time any has been,
 // by this controller's own observation, as the readiness gate counts it), one there but not Ready, or none there.
-import type { CniAgents } from "../safety/cni-agents.js";
+import type { CniAgents, ReadyBasis } from "../safety/cni-agents.js";
 
 export type AgentPresence =
   | { readonly kind: "ready"; readonly forMs: number }
   | { readonly kind: "not_ready" }
   | { readonly kind: "absent" };
 
-export function agentPresence(sets: readonly CniAgents[], node: string, nowMs: number): AgentPresence {
+/** basis: "observed" to act (the gate's fail-safe rule); "claimed" (the kubelet's time) for a one-shot look. */
+export function agentPresence(
+  sets: readonly CniAgents[],
+  node: string,
+  nowMs: number,
+  basis: ReadyBasis = "observed",
+): AgentPresence {
   let shortest = Number.POSITIVE_INFINITY;
   let absent = false;
   for (const agents of sets) {
-    const readyFor = agents.readyForMs(node, nowMs, "observed");
+    const readyFor = agents.readyForMs(node, nowMs, basis);
     if (readyFor !== undefined) {
       shortest = Math.min(shortest, readyFor);
       continue;

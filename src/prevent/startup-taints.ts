@@ -8,7 +8,7 @@ import { createEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import { WorkQueue } from "../queue/work-queue.js";
-import type { CniAgents } from "../safety/cni-agents.js";
+import type { CniAgents, ReadyBasis } from "../safety/cni-agents.js";
 import { messageOf } from "../util/message-of.js";
 import { agentPresence } from "./node-agent-state.js";
 import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.js";
@@ -120,12 +120,25 @@ export class StartupTaints {
     }
   }
 
-  /** The decision for a node right now, without acting (scan, explain). */
-  view(node: string, nowMs = Date.now()): NodeTaintView | undefined {
+  /**
+   * The decision for a node right now, without acting. A one-shot command (scan) has only just seen the agents,
+   * so it goes by the kubelet's Ready time ("claimed"): what a controller that has been watching would do.
+   */
+  view(node: string, nowMs = Date.now(), basis: ReadyBasis = "observed"): NodeTaintView | undefined {
     const facts = this.nodes.get(node);
     if (!facts) return undefined;
     const present = startupKeysOn(facts.taints, this.#options.policy.keys);
-    return { node, present, decision: decideTaint(this.#input(facts, present, nowMs), this.#options.policy) };
+    return { node, present, decision: decideTaint(this.#input(facts, present, nowMs, basis), this.#options.policy) };
+  }
+
+  /** The nodes that carry a managed key, or would get one now, with what happens to them and why (scan). */
+  views(nowMs = Date.now(), basis: ReadyBasis = "observed"): NodeTaintView[] {
+    const views: NodeTaintView[] = [];
+    for (const facts of this.nodes.values()) {
+      const view = this.view(facts.name, nowMs, basis);
+      if (view && (view.present.length > 0 || view.decision.kind !== "none")) views.push(view);
+    }
+    return views.sort((a, b) => a.node.localeCompare(b.node));
   }
 
   /** Gauges, read at scrape time. */
@@ -168,8 +181,8 @@ export class StartupTaints {
     if (decision.kind === "remove" || decision.kind === "add") await this.#act(facts, decision, input.agents, nowMs);
   }
 
-  #input(facts: NodeFacts, present: readonly string[], nowMs: number) {
-    const presence = agentPresence(this.#options.agents, facts.name, nowMs);
+  #input(facts: NodeFacts, present: readonly string[], nowMs: number, basis: ReadyBasis = "observed") {
+    const presence = agentPresence(this.#options.agents, facts.name, nowMs, basis);
     let agents: AgentState;
     if (presence.kind === "not_ready") {
       const since = this.#notReadySince.get(facts.name) ?? nowMs;

@@ -7,6 +7,7 @@ import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { type AuditEvent, nodeWrites, podRequests } from "../../harness/audit-log.js";
 import { agentName, createCniAgent, setCniAgentNotReady, setCniAgentReady } from "../../harness/cni-agents.js";
+import { runCommand } from "../../harness/controller-process.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
@@ -148,6 +149,43 @@ describe("startup taints: the controller", function () {
     expect(await taintsOf(t.api, tainted)).to.deep.equal([`${ISTIO}:NoSchedule`]);
     expect(await taintsOf(t.api, down)).to.deep.equal([]);
     expect(t.controller.output()).to.include("would remove");
+  });
+
+  it("scan shows each tainted node, what run would do and why the taint is still there, and writes nothing", async () => {
+    const [ready = "", down = ""] = await createNodes(2);
+    for (const node of [ready, down]) {
+      await t.api.patchNode({
+        name: node,
+        body: [{ op: "add", path: "/spec/taints", value: [{ key: ISTIO, effect: "NoSchedule" }] }],
+      });
+    }
+    await setCniAgentNotReady(t.api, agent(down));
+    const scan = (...args: string[]) =>
+      runCommand([
+        "scan",
+        `--kubeconfig=${controlPlane().kubeconfigPath}`,
+        `--field-selector=metadata.namespace=${t.namespace}`,
+        ...gateArgs,
+        "--startup-taint=bootstrap-only",
+        ...args,
+      ]);
+    const table = await scan();
+    expect(table.code, table.stderr).to.equal(0);
+    const line = (node: string) => table.stdout.split("\n").find((l) => l.startsWith(`${node} `)) ?? "";
+    expect(line(ready)).to.include(ISTIO).and.include("remove (CNI agent Ready for");
+    expect(line(down)).to.include("hold: agent_not_ready").and.include("the CNI agent is not Ready");
+    const json = JSON.parse((await scan("-o", "json")).stdout) as {
+      startupTaints: { node: string; action: string; reason: string | null }[];
+    };
+    const mine = json.startupTaints.filter((record) => record.node === ready || record.node === down);
+    expect(mine.map((record) => [record.action, record.reason])).to.deep.equal([
+      ["remove", null],
+      ["hold", "agent_not_ready"],
+    ]);
+    // --repair repairs pods only: the taints stay.
+    expect((await scan("--repair")).code).to.equal(0);
+    expect(ours(ready)).to.deep.equal([]);
+    expect(await taintsOf(t.api, ready)).to.deep.equal([`${ISTIO}:NoSchedule`]);
   });
 });
 
