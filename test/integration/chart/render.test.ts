@@ -285,6 +285,7 @@ describe("chart: helm lint, schema and template", function () {
       "retry-max-delay",
       "resync-period",
       "list-page-size",
+      "watch-list",
       "watch-timeout",
       "watch-stall-timeout",
     ];
