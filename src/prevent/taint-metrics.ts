@@ -30,33 +30,23 @@ export function createTaintMetrics(
   source: TaintGaugeSource,
 ): TaintMetrics {
   const registers = [registry];
-  new Gauge({
-    name: "cni_repair_startup_taint_nodes",
-    help: "Nodes carrying a managed startup taint now, by key.",
-    labelNames: ["key"] as const,
-    registers,
-    collect() {
-      for (const key of keys) this.set({ key }, source.taintedNodes(key));
-    },
+  scrapedGauge(registry, "cni_repair_startup_taint_nodes", "Nodes carrying a managed startup taint now, by key.", {
+    label: "key",
+    values: keys,
+    read: (key) => source.taintedNodes(key),
   });
-  new Gauge({
-    name: "cni_repair_startup_taint_held_nodes",
-    help: "Nodes whose startup taint is kept (or, in continuous mode, not re-added) now, by reason.",
-    labelNames: ["reason"] as const,
-    registers,
-    collect() {
-      for (const reason of HOLD_REASONS) this.set({ reason }, source.heldNodes(reason));
-    },
-  });
-  new Gauge({
-    name: "cni_repair_startup_taint_longest_seconds",
-    help: "Of the nodes carrying a managed startup taint now: the longest one has carried it (since=taint), and the longest one's CNI agents have been Ready meanwhile (since=agent_ready).",
-    labelNames: ["since"] as const,
-    registers,
-    collect() {
-      for (const since of ["taint", "agent_ready"] as const) this.set({ since }, source.longestSeconds(since));
-    },
-  });
+  scrapedGauge(
+    registry,
+    "cni_repair_startup_taint_held_nodes",
+    "Nodes whose startup taint is kept (or, in continuous mode, not re-added) now, by reason.",
+    { label: "reason", values: HOLD_REASONS, read: (reason) => source.heldNodes(reason) },
+  );
+  scrapedGauge(
+    registry,
+    "cni_repair_startup_taint_longest_seconds",
+    "Of the nodes carrying a managed startup taint now: the longest one has carried it (since=taint), and the longest one's CNI agents have been Ready meanwhile (since=agent_ready).",
+    { label: "since", values: ["taint", "agent_ready"] as const, read: (since) => source.longestSeconds(since) },
+  );
   const changes = new Counter({
     name: "cni_repair_startup_taint_changes_total",
     help: "Startup taints removed or added (report: would have been), by key.",
@@ -75,4 +65,22 @@ export function createTaintMetrics(
   }
   for (const since of ["node_created", "agent_ready"]) removalSeconds.zero({ since });
   return { changes, removalSeconds };
+}
+
+/** A gauge with one label whose every value is read from the caches at scrape time (never stale, nothing to update). */
+function scrapedGauge<V extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  series: { readonly label: string; readonly values: readonly V[]; readonly read: (value: V) => number },
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: [series.label],
+    registers: [registry],
+    collect() {
+      for (const value of series.values) this.set({ [series.label]: value }, series.read(value));
+    },
+  });
 }
