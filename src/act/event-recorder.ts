@@ -1,9 +1,9 @@
-// Records Kubernetes Events about pods: one per pod UID and reason, written in the background so a repair never
+// Records Kubernetes Events about pods (and nodes): one per object UID and reason, written in the background so a repair never
 // waits for its Event, and never fails the caller.
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import { ApiError } from "../kube/api-error.js";
-import { createPodEvent, type PodEvent } from "../kube/events-api.js";
+import { createEvent, type EventSubject, type PodEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import { messageOf } from "../util/message-of.js";
@@ -22,6 +22,14 @@ const MAX_WAITING_EVENTS = 1_000;
 const MAX_THROTTLED_ATTEMPTS = 10;
 /** The wait after a 429 that came without Retry-After. */
 const THROTTLED_DEFAULT_WAIT_MS = 1_000;
+
+/** One Event to write: about what, the Event, and the keys it is deduplicated by. */
+type EventJob = {
+  readonly about: EventSubject;
+  readonly event: Omit<PodEvent, "pod">;
+  readonly key: string;
+  readonly dedupKey: string;
+};
 
 export class EventRecorder {
   readonly #transport: KubeTransport;
@@ -48,15 +56,20 @@ export class EventRecorder {
    * waits.
    */
   post(event: PodEvent, dedupKey = event.reason, subject = event.pod.uid): void {
-    const uid = subject;
-    if (this.#recorded.get(uid)?.has(dedupKey)) return;
-    this.#remember(uid, dedupKey);
+    this.postAbout({ kind: "Pod", ...event.pod }, event, dedupKey, subject);
+  }
+
+  /** The same for any object (a Node's startup taint): deduplicated by `key` (its UID) and dedupKey. */
+  postAbout(about: EventSubject, event: Omit<PodEvent, "pod">, dedupKey = event.reason, key = about.uid): void {
+    if (this.#recorded.get(key)?.has(dedupKey)) return;
+    this.#remember(key, dedupKey);
+    const job = { about, event, key, dedupKey };
     if (this.#writers.size >= MAX_WAITING_EVENTS) {
       // Dropped for good (still remembered), so a pod retried while the server is slow warns once, not each time.
-      this.#failed(event, `dropped: ${MAX_WAITING_EVENTS} events already wait to be written`);
+      this.#failed(job, `dropped: ${MAX_WAITING_EVENTS} events already wait to be written`);
       return;
     }
-    void this.#writers.add(() => this.#write(event, dedupKey));
+    void this.#writers.add(() => this.#write(job));
   }
 
   /** Resolves once every queued Event is written or has failed: call before closing the transport. */
@@ -79,11 +92,12 @@ export class EventRecorder {
     this.#recorded.delete(uid);
   }
 
-  async #write(event: PodEvent, dedupKey: string): Promise<void> {
+  async #write(job: EventJob): Promise<void> {
+    const { about, event, key, dedupKey } = job;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#pause();
-        await createPodEvent(this.#transport, event);
+        await createEvent(this.#transport, about, event);
         return;
       } catch (error) {
         const throttled = error instanceof ApiError && error.throttled;
@@ -95,8 +109,8 @@ export class EventRecorder {
         }
         // An Event is a courtesy to humans; the repair it describes has already happened. Forget it so a
         // later attempt at the same pod may write it.
-        this.#recorded.get(event.pod.uid)?.delete(dedupKey);
-        this.#failed(event, messageOf(error));
+        this.#recorded.get(key)?.delete(dedupKey);
+        this.#failed(job, messageOf(error));
         return;
       }
     }
@@ -108,14 +122,10 @@ export class EventRecorder {
     if (waitMs > 0) await sleep(waitMs, undefined, { signal: this.#retrying.signal });
   }
 
-  #failed(event: PodEvent, error: string): void {
+  #failed({ about, event }: EventJob, error: string): void {
     this.#onFailure();
-    this.#logger.warn("could not record event", {
-      namespace: event.pod.namespace,
-      pod: event.pod.name,
-      reason: event.reason,
-      error,
-    });
+    const object = about.kind === "Pod" ? { namespace: about.namespace, pod: about.name } : { node: about.name };
+    this.#logger.warn("could not record event", { ...object, reason: event.reason, error });
   }
 
   #remember(uid: string, reason: string): void {

@@ -234,7 +234,7 @@ export function composeController(
     registry: options.registry,
     leadership: options.leadership,
     readOnly: options.startupTaintsReadOnly === true,
-    onEventFailed: () => metrics.eventsFailed.inc(),
+    events,
     observer: watchTelemetry(metrics, watchLog.child({ watch: "nodes" }), { failed }),
   });
   if (startupTaints) {

@@ -1,6 +1,7 @@
 // Assembles startup-taint management from the config and the agent caches the readiness gate already keeps:
 // the node watch, the worker, its metrics.
 import type { Registry } from "prom-client";
+import type { EventRecorder } from "../act/event-recorder.js";
 import type { Config } from "../config/config.js";
 import type { ReflectorObserver, RunningCache } from "../informer/reflector.js";
 import type { KubeTransport } from "../kube/transport.js";
@@ -23,7 +24,8 @@ export function buildStartupTaints(
     readonly leadership?: TaintLeadership | undefined;
     /** Decide and show, never write (scan). */
     readonly readOnly?: boolean;
-    readonly onEventFailed: () => void;
+    /** The Node Events go through the controller's recorder (counted when they fail, drained at shutdown). */
+    readonly events: Pick<EventRecorder, "postAbout">;
     /** The node watch's metrics and logs, as every other watch has. */
     readonly observer: ReflectorObserver;
   },
@@ -37,7 +39,7 @@ export function buildStartupTaints(
     transport: deps.transport,
     logger: deps.logger,
     ...(deps.leadership && { leadership: deps.leadership }),
-    onEventFailed: deps.onEventFailed,
+    events: deps.events,
   });
   const reflector = nodeReflector(config, deps.transport, taints.nodes, deps.observer);
   reflector.subscribe((change) => taints.onNodeChange(change));

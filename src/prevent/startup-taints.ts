@@ -2,9 +2,10 @@
 // startup taint (and, in continuous mode, adding it back while an agent stays NotReady). One worker, so the
 // share cap is judged on a count no other write is changing; level-based: each node is judged afresh from the
 // caches (nodes, agents) whenever either changes, or when a wait it asked for is over.
+
+import type { EventRecorder } from "../act/event-recorder.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import { FactsStore } from "../informer/facts-store.js";
-import { createEvent } from "../kube/events-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import { WorkQueue } from "../queue/work-queue.js";
@@ -35,8 +36,9 @@ export type StartupTaintsOptions = {
    * Resolves once the node and agent caches hold their first list; false if aborted first. Absent: the caller
    * starts run() only then (the manager starts every worker once every cache is listed).
    */
+  /** Writes the Node Events (the controller's recorder, drained at shutdown). */
+  readonly events: Pick<EventRecorder, "postAbout">;
   readonly cachesSynced?: (signal: AbortSignal) => Promise<boolean>;
-  readonly onEventFailed: () => void;
 };
 
 /** What scan and explain show of a node. */
@@ -248,22 +250,17 @@ export class StartupTaints {
 
   #event(facts: NodeFacts, decision: Extract<TaintDecision, { kind: "remove" | "add" }>): void {
     const removed = decision.kind === "remove";
-    void createEvent(
-      this.#options.transport,
+    // One Event per change: a node tainted again (continuous) gets its Events again.
+    const reason = removed ? "StartupTaintRemoved" : "StartupTaintAdded";
+    this.#options.events.postAbout(
       { kind: "Node", name: facts.name, uid: facts.uid },
       {
         type: removed ? "Normal" : "Warning",
-        reason: removed ? "StartupTaintRemoved" : "StartupTaintAdded",
+        reason,
         action: removed ? "RemoveTaint" : "AddTaint",
         note: decision.detail,
       },
-    ).catch((error: unknown) => {
-      this.#options.onEventFailed();
-      this.#options.logger.warn("could not record event", {
-        node: facts.name,
-        reason: removed ? "StartupTaintRemoved" : "StartupTaintAdded",
-        error: messageOf(error),
-      });
-    });
+      `${reason}@${facts.resourceVersion}`,
+    );
   }
 }
