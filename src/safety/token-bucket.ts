@@ -5,6 +5,20 @@
 // which keeps the bound burst + rate × window exact under any mix of takes, late claims and cancels.
 import { type Clock, systemClock } from "../util/clock.js";
 
+/**
+ * One take that moved the schedule, kept while a refund may still have to replay the schedule without an
+ * earlier take. `before` is the theoretical arrival just before it, `slot` its cell (the time it was allowed).
+ */
+type Take = {
+  readonly key: string;
+  readonly at: number;
+  before: number;
+  slot: number;
+  /** granted at once; reserved and waiting; claimed (at `claimedAt`); dropped (cancelled or lapsed, still weighs). */
+  state: "granted" | "reserved" | "claimed" | "dropped";
+  claimedAt?: number;
+};
+
 export class TokenBucket {
   readonly #intervalMs: number;
   readonly #burst: number;
@@ -14,7 +28,9 @@ export class TokenBucket {
   /** Pod key → the start of its reserved slot. */
   readonly #reservations = new Map<string, number>();
   /** Pod key → the cell its last token came from, until the delete settles (kept or refunded). */
-  readonly #spent = new Map<string, { readonly cell: number; readonly refundableUntil: number }>();
+  readonly #spent = new Map<string, { readonly take: Take | undefined; readonly refundableUntil: number }>();
+  /** Takes in order, from the oldest that a refund could still replay. */
+  #ledger: Take[] = [];
 
   readonly #options: { ratePerMinute: number; burst: number; clock?: Clock };
 
@@ -43,11 +59,16 @@ export class TokenBucket {
       if (now < slot) return Math.ceil(slot - now);
       this.#reservations.delete(key);
       if (now < slot + this.#intervalMs) return this.#claimLate(key, slot, now);
+      this.#setState(key, "reserved", "dropped");
     }
-    const arrival = Math.max(this.#theoreticalArrival, now);
+    this.#prune(now);
+    const before = this.#theoreticalArrival;
+    const arrival = Math.max(before, now);
     const allowedAt = arrival - (this.#burst - 1) * this.#intervalMs;
     this.#theoreticalArrival = arrival + this.#intervalMs;
-    if (allowedAt <= now) return this.#spend(key, allowedAt);
+    const take: Take = { key, at: now, before, slot: allowedAt, state: allowedAt <= now ? "granted" : "reserved" };
+    this.#ledger.push(take);
+    if (take.state === "granted") return this.#spend(key, allowedAt, take);
     this.#reservations.set(key, allowedAt);
     return Math.ceil(allowedAt - now);
   }
@@ -68,28 +89,59 @@ export class TokenBucket {
   }
 
   /**
-   * The key's delete did not happen (404, 409): its cell is given back as if it had never been taken. Every
-   * reservation after that cell moves one interval earlier; returns those keys with their new waits, so their
-   * holders can be woken sooner: the schedule becomes exactly the one without the refunded take. That holds only
-   * while the bucket has not filled up since the take (its cell still weighs on the schedule): later, the refill
-   * has already given the token back, and refunding again would let a burst through twice. A DELETE's round trip
-   * is far shorter than that.
+   * The key's delete did not happen (404, 409): the schedule becomes the one without that take, replayed from
+   * just before it over the takes since (each at the time it was made, a late claim still moved as late), so
+   * reservations may move earlier; returns the keys whose slot moved with their new waits, so their holders can
+   * be woken sooner. Subtracting one interval instead would be wrong when the refunded take found the bucket
+   * already refilled: the takes after it were not delayed by a whole interval (burst 2, 30/min: three deletes
+   * in 752 ms). Only while the bucket has not filled up since the take (its cell still weighs on the schedule):
+   * later, the refill has already given the token back. A DELETE's round trip is far shorter than that.
    */
   refund(key: string): Map<string, number> {
     const moved = new Map<string, number>();
     const spent = this.#spent.get(key);
     this.#spent.delete(key);
     const now = this.#clock.now();
-    if (spent === undefined || this.unlimited || now >= spent.refundableUntil) return moved;
-    const { cell } = spent;
-    for (const [waiting, slot] of this.#reservations) {
-      if (slot <= cell) continue;
-      const earlier = slot - this.#intervalMs;
-      this.#reservations.set(waiting, earlier);
-      moved.set(waiting, Math.max(0, Math.ceil(earlier - now)));
-    }
-    this.#theoreticalArrival -= this.#intervalMs;
+    if (spent?.take === undefined || this.unlimited || now >= spent.refundableUntil) return moved;
+    const index = this.#ledger.indexOf(spent.take);
+    if (index < 0) return moved;
+    const later = this.#ledger.slice(index + 1);
+    const replayed = this.#replay(spent.take.before, later);
+    // The replay can only come out later than today's schedule when takes were moved out of order; then the
+    // safe choice is to keep the schedule as it is.
+    if (replayed.arrival > this.#theoreticalArrival) return moved;
+    this.#ledger.splice(index, 1);
+    this.#theoreticalArrival = replayed.arrival;
+    later.forEach((take, i) => {
+      const { before, slot } = replayed.takes[i] as { before: number; slot: number };
+      take.before = before;
+      take.slot = slot;
+      if (take.state === "reserved" && this.#reservations.get(take.key) !== slot) {
+        this.#reservations.set(take.key, slot);
+        moved.set(take.key, Math.max(0, Math.ceil(slot - now)));
+      }
+    });
     return moved;
+  }
+
+  /** The schedule from `arrival` over `takes`, as take() and #claimLate() would have made it. */
+  #replay(
+    arrival: number,
+    takes: readonly Take[],
+  ): { arrival: number; takes: { before: number; slot: number }[] } {
+    const replayed: { before: number; slot: number }[] = [];
+    let theoretical = arrival;
+    for (const take of takes) {
+      const before = theoretical;
+      const at = Math.max(theoretical, take.at);
+      const slot = at - (this.#burst - 1) * this.#intervalMs;
+      theoretical = at + this.#intervalMs;
+      if (take.state === "claimed" && take.claimedAt !== undefined) {
+        theoretical += Math.max(0, take.claimedAt - Math.ceil(slot));
+      }
+      replayed.push({ before, slot });
+    }
+    return { arrival: theoretical, takes: replayed };
   }
 
   /**
@@ -100,6 +152,7 @@ export class TokenBucket {
     if (this.unlimited) return;
     this.#reservations.clear();
     this.#spent.clear();
+    this.#ledger = [];
     this.#theoreticalArrival = this.#clock.now() + this.#burst * this.#intervalMs;
   }
 
@@ -121,14 +174,40 @@ export class TokenBucket {
     const late = now - Math.ceil(slot);
     if (late > 0) {
       for (const [waiting, at] of this.#reservations) if (at > slot) this.#reservations.set(waiting, at + late);
+      for (const take of this.#ledger) {
+        if (take.slot > slot) {
+          take.slot += late;
+          take.before += late;
+        }
+      }
       this.#theoreticalArrival += late;
     }
-    return this.#spend(key, now);
+    const take = this.#setState(key, "reserved", "claimed");
+    if (take) take.claimedAt = now;
+    return this.#spend(key, now, take);
   }
 
-  #spend(key: string, cell: number): 0 {
+  /** The key's latest take in state `from`, now in state `to`. */
+  #setState(key: string, from: Take["state"], to: Take["state"]): Take | undefined {
+    const take = this.#ledger.findLast((candidate) => candidate.key === key && candidate.state === from);
+    if (take) take.state = to;
+    return take;
+  }
+
+  /**
+   * Forgets takes that no refund can reach any more: a take is refundable until its cell + burst × interval, and
+   * its cell is at most one interval before it was claimed, and a reservation lapses one interval after its
+   * slot. Slots only grow along the ledger, so a prefix goes.
+   */
+  #prune(now: number): void {
+    const horizon = now - (this.#burst + 2) * this.#intervalMs;
+    const keep = this.#ledger.findIndex((take) => Math.max(take.at, take.slot, take.claimedAt ?? take.at) >= horizon);
+    this.#ledger = keep < 0 ? [] : this.#ledger.slice(Math.max(keep, this.#ledger.length - 10_000));
+  }
+
+  #spend(key: string, cell: number, take: Take | undefined): 0 {
     // Right after the take that spent `cell`, the bucket is full again at cell + burst × interval at the earliest.
-    this.#spent.set(key, { cell, refundableUntil: cell + this.#burst * this.#intervalMs });
+    this.#spent.set(key, { take, refundableUntil: cell + this.#burst * this.#intervalMs });
     // Deletes that never settle (a crash between take and settle cannot happen here, but a caller may forget):
     // keep the map bounded rather than grow with every delete.
     if (this.#spent.size > 10_000) this.#spent.delete(this.#spent.keys().next().value as string);
@@ -144,6 +223,10 @@ export class TokenBucket {
     if (slot === undefined) return;
     this.#reservations.delete(key);
     const lastSlot = this.#theoreticalArrival - this.#burst * this.#intervalMs;
-    if (Math.abs(lastSlot - slot) < 1e-6) this.#theoreticalArrival -= this.#intervalMs;
+    const take = this.#setState(key, "reserved", "dropped");
+    if (Math.abs(lastSlot - slot) < 1e-6) {
+      this.#theoreticalArrival -= this.#intervalMs;
+      if (take && this.#ledger.at(-1) === take) this.#ledger.pop();
+    }
   }
 }

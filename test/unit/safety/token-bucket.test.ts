@@ -298,6 +298,23 @@ describe("safety/token-bucket", () => {
       expect(worst.excess, worst.at).to.be.at.most(0);
     });
 
+    it("holds when the refunded take found the bucket refilled (fast-check seed 848392521)", () => {
+      // 30 a minute, burst 2. b is granted on a full bucket, a 1,248 ms later; b's DELETE is refunded. Taking a
+      // whole interval off the schedule gave a two more grants at 2,000 ms: three deletes in 752 ms.
+      const { clock, tokens } = bucket(2, 30);
+      const deletes: number[] = [];
+      expect(tokens.take("b")).to.equal(0);
+      clock.advance(1_248);
+      expect(tokens.take("a")).to.equal(0);
+      deletes.push(clock.now());
+      tokens.refund("b");
+      clock.advance(752);
+      for (const key of ["a", "c"]) if (tokens.take(key) === 0) deletes.push(clock.now());
+      expect(deletes).to.deep.equal([1_248, 2_000]);
+      const worst = worstOvershoot(deletes, 2, 30);
+      expect(worst.excess, worst.at).to.be.at.most(1e-9);
+    });
+
     it("holds when a slot is claimed late and the next one on time (fast-check seed -1059308820)", () => {
       // 48 a minute: one token each 1,250 ms. Before: grants at 0, 1,654 and 2,500 ms (two in 846 ms).
       const alone = runOps(
