@@ -125,10 +125,7 @@ export class TokenBucket {
   }
 
   /** The schedule from `arrival` over `takes`, as take() and #claimLate() would have made it. */
-  #replay(
-    arrival: number,
-    takes: readonly Take[],
-  ): { arrival: number; takes: { before: number; slot: number }[] } {
+  #replay(arrival: number, takes: readonly Take[]): { arrival: number; takes: { before: number; slot: number }[] } {
     const replayed: { before: number; slot: number }[] = [];
     let theoretical = arrival;
     for (const take of takes) {
