@@ -28,6 +28,13 @@ export function renderExplanation(explanation: Explanation, output: OutputFormat
     lines.push(`Agent:      ${agent.what} ${agent.pod}: ${since}; ${agent.minReadySeconds} s required`);
   }
   lines.push(`Storm:      ${storm.node}; ${storm.cluster}`);
+  const taint = explanation.startupTaint;
+  if (taint) {
+    const what = taint.reason ? `${taint.action}: ${taint.reason}` : taint.action;
+    lines.push(
+      `Taint:      node ${taint.node} ${taint.taints.length > 0 ? `carries ${taint.taints.join(", ")}` : "carries no startup taint"}; ${what}${taint.detail ? ` (${taint.detail})` : ""}`,
+    );
+  }
   for (const [guard, said] of Object.entries(guards)) lines.push(`Guard:      ${guard}: ${said.detail}`);
   lines.push(`Now (${explanation.mode}): ${decisionText(decision)}`);
   for (const [mode, view] of Object.entries(modes)) lines.push(`  in ${mode} mode: ${decisionText(view)}`);

@@ -8,6 +8,7 @@ import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
 import type { ControllerParts } from "./compose.js";
 import { actionOf, judgePod, oneShotContext } from "./judge.js";
+import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";
 
 type TerminationView = { readonly exitCode: number; readonly reason: string | null };
 type DecisionView = {
@@ -42,6 +43,8 @@ export type Explanation = {
   readonly storm: { readonly node: string; readonly cluster: string };
   /** What each guard objects to now (absent: no objection). */
   readonly guards: GuardView;
+  /** With --startup-taint: the pod's node's managed taints, what run would do with them and why. */
+  readonly startupTaint?: StartupTaintRecord;
   /** What run does now in the configured mode. */
   readonly mode: Mode;
   readonly decision: DecisionView;
@@ -112,10 +115,17 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
       cluster: parts.guards.storm.describe("cluster", ""),
     },
     guards: now.guards,
+    ...startupTaintOf(parts, facts.nodeName),
     mode: config.mode,
     decision: view(now.decision),
     modes: Object.fromEntries(MODES.map((mode) => [mode, view(judged(mode).decision)])) as Record<Mode, DecisionView>,
   };
+}
+
+/** As scan shows it, by the kubelet's Ready time (a one-shot look); nothing without --startup-taint or a node. */
+function startupTaintOf(parts: ControllerParts, node: string | undefined): { startupTaint?: StartupTaintRecord } {
+  const view = node === undefined ? undefined : parts.startupTaints?.view(node, Date.now(), "claimed");
+  return view ? { startupTaint: startupTaintRecord(view) } : {};
 }
 
 const ruleDetail = (rule: Rule): string =>

@@ -21,7 +21,10 @@ export async function runExplain(config: Config, target: { namespace: string; na
   const what = podKey(target.namespace, target.name);
   try {
     const transport = await connectCluster(config, metrics, logger.child({ component: "main" }));
-    const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, { writes: false });
+    const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, {
+      writes: false,
+      startupTaintsReadOnly: true,
+    });
     let explanation: Explanation | undefined;
     if (failure() === undefined) {
       const cached = parts.pods.get(what);

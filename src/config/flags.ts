@@ -409,13 +409,13 @@ export const flags = {
   }),
   "startup-taint": enumFlag(["off", "bootstrap-only", "continuous"], {
     group: "Startup taints",
-    commands: ["run", "scan"],
+    commands: SHARED,
     default: "off",
     help: "Manage the nodes' startup taint: remove it once every CNI agent on the node has been Ready for --cni-agent-min-ready (bootstrap-only), and also add it back (NoSchedule) while an agent stays NotReady (continuous). --mode=report only counts.",
   }),
   "startup-taint-keys": listFlag({
     group: "Startup taints",
-    commands: ["run", "scan"],
+    commands: SHARED,
     default: "",
     item: (text) =>
       isQualifiedName(text)

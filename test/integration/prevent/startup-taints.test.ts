@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { type AuditEvent, nodeWrites, podRequests } from "../../harness/audit-log.js";
+import { createPodInState } from "../../harness/broken-pods.js";
 import { agentName, createCniAgent, setCniAgentNotReady, setCniAgentReady } from "../../harness/cni-agents.js";
 import { runCommand } from "../../harness/controller-process.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -151,7 +152,7 @@ describe("startup taints: the controller", function () {
     expect(t.controller.output()).to.include("would remove");
   });
 
-  it("scan shows each tainted node, what run would do and why the taint is still there, and writes nothing", async () => {
+  it("scan and explain show each tainted node, what run would do and why the taint is still there; nothing written", async () => {
     const [ready = "", down = ""] = await createNodes(2);
     for (const node of [ready, down]) {
       await t.api.patchNode({
@@ -182,6 +183,17 @@ describe("startup taints: the controller", function () {
       ["remove", null],
       ["hold", "agent_not_ready"],
     ]);
+    // explain of a pod on the node whose agent is down says why the node's taint is still there.
+    const healthy = { validator: { kind: "succeeded" } } as const;
+    await createPodInState(t.api, { namespace: t.namespace, name: "on-down-node", nodeName: down }, healthy);
+    const explained = await runCommand([
+      "explain",
+      `${t.namespace}/on-down-node`,
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      ...gateArgs,
+      "--startup-taint=bootstrap-only",
+    ]);
+    expect(explained.stdout).to.include(`Taint:      node ${down} carries ${ISTIO}; hold: agent_not_ready (`);
     // --repair repairs pods only: the taints stay.
     expect((await scan("--repair")).code).to.equal(0);
     expect(ours(ready)).to.deep.equal([]);
