@@ -1,7 +1,8 @@
 // Every Prometheus metric the controller exports, created on a caller-supplied registry.
 
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Registry } from "prom-client";
+import { type Counter, collectDefaultMetrics, type Gauge, type Histogram, type Registry } from "prom-client";
 import { HOLD_REASONS, type HoldReason } from "../safety/hold-reasons.js";
+import { metricFactory } from "./metric-factory.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
@@ -106,127 +107,73 @@ export type MetricsOptions = {
 
 /** Registers every metric, plus prom-client's process metrics, on `registry` only. */
 export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics {
-  const registers = [registry];
-
-  const podsRepaired = new Counter({
-    name: "cni_repair_pods_repaired_total",
-    help: "Repair actions taken on broken pods, by action type and result.",
-    labelNames: ["type", "result"] as const,
-    registers,
-  });
-  const brokenPods = new Gauge({
-    name: "cni_repair_broken_pods",
-    help: "Pods currently detected as broken, by rule.",
-    labelNames: ["rule"] as const,
-    registers,
-  });
-  const detections = new Counter({
-    name: "cni_repair_detections_total",
-    help: "Times a pod was newly detected as broken, by rule.",
-    labelNames: ["rule"] as const,
-    registers,
-  });
-  const repairLatencySeconds = new Histogram({
-    name: "cni_repair_repair_latency_seconds",
-    help: "Time from first seeing a pod broken until its repair action completed.",
-    buckets: [...DURATION_BUCKETS],
-    registers,
-  });
-  const reconcileDurationSeconds = new Histogram({
-    name: "cni_repair_reconcile_duration_seconds",
-    help: "Time spent reconciling one pod.",
-    buckets: [...DURATION_BUCKETS],
-    registers,
-  });
-  const queueDepth = new Gauge({
-    name: "cni_repair_queue_depth",
-    help: "Pods waiting in the work queue.",
-    registers,
-  });
-  const queueRetries = new Counter({
-    name: "cni_repair_queue_retries_total",
-    help: "Work items requeued after a failure.",
-    registers,
-  });
-  const retriesExhausted = new Counter({
-    name: "cni_repair_retries_exhausted_total",
-    help: "Work items dropped after using up their retries.",
-    registers,
-  });
-  const watchRestarts = new Counter({
-    name: "cni_repair_watch_restarts_total",
-    help: "Pod watch restarts, by reason.",
-    labelNames: ["reason"] as const,
-    registers,
-  });
-  const watchEvents = new Counter({
-    name: "cni_repair_watch_events_total",
-    help: "Pod watch events received, by type.",
-    labelNames: ["type"] as const,
-    registers,
-  });
-  const cachePods = new Gauge({
-    name: "cni_repair_cache_pods",
-    help: "Pods held in the informer cache.",
-    registers,
-  });
-  const lastSyncTimestampSeconds = new Gauge({
-    name: "cni_repair_last_sync_timestamp_seconds",
-    help: "Unix time of the last completed list or received watch event.",
-    registers,
-  });
-  const apiRequests = new Counter({
-    name: "cni_repair_api_requests_total",
-    help: "Kubernetes API requests, by verb and HTTP status code (error: no response).",
-    labelNames: ["verb", "code"] as const,
-    registers,
-  });
-  const eventsFailed = new Counter({
-    name: "cni_repair_events_failed_total",
-    help: "Kubernetes Events that could not be written.",
-    registers,
-  });
-  const podsHeld = new Gauge({
-    name: "cni_repair_pods_held",
-    help: "Broken pods a safety guard holds back right now, by reason.",
-    labelNames: ["reason"] as const,
-    registers,
-  });
-  const holdsTotal = new Counter({
-    name: "cni_repair_holds_total",
-    help: "Times a broken pod entered a hold, by reason.",
-    labelNames: ["reason"] as const,
-    registers,
-  });
-  const stormBreakerOpen = new Gauge({
-    name: "cni_repair_storm_breaker_open",
-    help: "Storm breakers open now: nodes (scope=node), or 1 when the cluster-wide one is open (scope=cluster).",
-    labelNames: ["scope"] as const,
-    registers,
-  });
-  const cniAgentPods = new Gauge({
-    name: "cni_repair_cni_agent_pods",
-    help: "CNI agent pods seen by the readiness gate, by rule and whether they are Ready.",
-    labelNames: ["rule", "ready"] as const,
-    registers,
-  });
-  const leader = new Gauge({
-    name: "cni_repair_leader",
-    help: "1 while this replica is the active one (holds the Lease, or runs without election).",
-    registers,
-  });
-  const buildInfo = new Gauge({
-    name: "cni_repair_build_info",
-    help: "Build information; always 1.",
-    labelNames: ["version", "revision", "node_version"] as const,
-    registers,
-  });
-  const ruleInfo = new Gauge({
-    name: "cni_repair_rule_info",
-    help: "The rules in use and the action each takes on a broken pod (delete, label or report); always 1.",
-    labelNames: ["rule", "action"] as const,
-    registers,
-  });
+  const { counter, gauge, histogram } = metricFactory(registry);
+  const podsRepaired = counter(
+    "cni_repair_pods_repaired_total",
+    "Repair actions taken on broken pods, by action type and result.",
+    ["type", "result"],
+  );
+  const brokenPods = gauge("cni_repair_broken_pods", "Pods currently detected as broken, by rule.", ["rule"]);
+  const detections = counter("cni_repair_detections_total", "Times a pod was newly detected as broken, by rule.", [
+    "rule",
+  ]);
+  const repairLatencySeconds = histogram(
+    "cni_repair_repair_latency_seconds",
+    "Time from first seeing a pod broken until its repair action completed.",
+    DURATION_BUCKETS,
+  );
+  const reconcileDurationSeconds = histogram(
+    "cni_repair_reconcile_duration_seconds",
+    "Time spent reconciling one pod.",
+    DURATION_BUCKETS,
+  );
+  const queueDepth = gauge("cni_repair_queue_depth", "Pods waiting in the work queue.");
+  const queueRetries = counter("cni_repair_queue_retries_total", "Work items requeued after a failure.");
+  const retriesExhausted = counter(
+    "cni_repair_retries_exhausted_total",
+    "Work items dropped after using up their retries.",
+  );
+  const watchRestarts = counter("cni_repair_watch_restarts_total", "Pod watch restarts, by reason.", ["reason"]);
+  const watchEvents = counter("cni_repair_watch_events_total", "Pod watch events received, by type.", ["type"]);
+  const cachePods = gauge("cni_repair_cache_pods", "Pods held in the informer cache.");
+  const lastSyncTimestampSeconds = gauge(
+    "cni_repair_last_sync_timestamp_seconds",
+    "Unix time of the last completed list or received watch event.",
+  );
+  const apiRequests = counter(
+    "cni_repair_api_requests_total",
+    "Kubernetes API requests, by verb and HTTP status code (error: no response).",
+    ["verb", "code"],
+  );
+  const eventsFailed = counter("cni_repair_events_failed_total", "Kubernetes Events that could not be written.");
+  const podsHeld = gauge("cni_repair_pods_held", "Broken pods a safety guard holds back right now, by reason.", [
+    "reason",
+  ]);
+  const holdsTotal = counter("cni_repair_holds_total", "Times a broken pod entered a hold, by reason.", ["reason"]);
+  const stormBreakerOpen = gauge(
+    "cni_repair_storm_breaker_open",
+    "Storm breakers open now: nodes (scope=node), or 1 when the cluster-wide one is open (scope=cluster).",
+    ["scope"],
+  );
+  const cniAgentPods = gauge(
+    "cni_repair_cni_agent_pods",
+    "CNI agent pods seen by the readiness gate, by rule and whether they are Ready.",
+    ["rule", "ready"],
+  );
+  const leader = gauge(
+    "cni_repair_leader",
+    "1 while this replica is the active one (holds the Lease, or runs without election).",
+  );
+  const buildInfo = gauge("cni_repair_build_info", "Build information; always 1.", [
+    "version",
+    "revision",
+    "node_version",
+  ]);
+  const ruleInfo = gauge(
+    "cni_repair_rule_info",
+    "The rules in use and the action each takes on a broken pod (delete, label or report); always 1.",
+    ["rule", "action"],
+  );
 
   // Series that exist from the start let alerts and rate() see them before the first increment.
   for (const type of REPAIR_TYPES) {

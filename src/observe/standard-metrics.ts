@@ -1,8 +1,9 @@
 // The metrics every Go controller exports, under their own names, so dashboards and alerts written for
 // controller-runtime and client-go work on this one: the workqueue family (label `name`) and controller-runtime's
 // reconcile counters and histogram (label `controller`). Buckets are theirs too, so the series line up.
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Counter, Histogram, Registry } from "prom-client";
 import { QueueMetrics } from "../queue/queue-metrics.js";
+import { metricFactory } from "./metric-factory.js";
 
 /** controller-runtime's result label values (pkg/internal/controller/metrics). */
 export const RECONCILE_RESULTS = ["success", "error", "requeue", "requeue_after"] as const;
@@ -28,42 +29,34 @@ export type StandardMetrics = {
 };
 
 export function createStandardMetrics(registry: Registry, controller: string): StandardMetrics {
-  const registers = [registry];
   const queues = new Map<string, QueueMetrics>();
-  const byQueue = { labelNames: ["name"] as const, registers };
-  const queueDuration = { ...byQueue, buckets: QUEUE_DURATION_BUCKETS };
+  const { counter, gauge, histogram } = metricFactory(registry);
   /** A gauge over the work in progress, computed at scrape (client-go refreshes it every 500 ms instead). */
   const unfinishedGauge = (
     name: string,
     help: string,
     pick: (work: ReturnType<QueueMetrics["unfinished"]>) => number,
   ) =>
-    new Gauge({
-      ...byQueue,
-      name,
-      help,
-      collect() {
-        for (const [queue, metrics] of queues) this.set({ name: queue }, pick(metrics.unfinished()));
-      },
+    gauge(name, help, ["name"], function collect() {
+      for (const [queue, metrics] of queues) this.set({ name: queue }, pick(metrics.unfinished()));
     });
 
-  const counter = (name: string, help: string) => new Counter({ ...byQueue, name, help });
-  const histogram = (name: string, help: string) => new Histogram({ ...queueDuration, name, help });
-
-  const depth = new Gauge({
-    ...byQueue,
-    name: "workqueue_depth",
-    help: "Keys waiting in the work queue to be reconciled.",
-  });
-  const adds = counter(
+  // client-go labels every workqueue series by the queue's name.
+  const queueCounter = (name: string, help: string) => counter(name, help, ["name"]);
+  const queueHistogram = (name: string, help: string) => histogram(name, help, QUEUE_DURATION_BUCKETS, ["name"]);
+  const depth = gauge("workqueue_depth", "Keys waiting in the work queue to be reconciled.", ["name"]);
+  const adds = queueCounter(
     "workqueue_adds_total",
     "Keys added to the work queue (a key already waiting is not added again).",
   );
-  const waited = histogram(
+  const waited = queueHistogram(
     "workqueue_queue_duration_seconds",
     "Seconds a key waited in the work queue until a worker took it.",
   );
-  const worked = histogram("workqueue_work_duration_seconds", "Seconds a worker spent on a key from the work queue.");
+  const worked = queueHistogram(
+    "workqueue_work_duration_seconds",
+    "Seconds a worker spent on a key from the work queue.",
+  );
   unfinishedGauge(
     "workqueue_unfinished_work_seconds",
     "Seconds of work in progress not yet counted in work_duration; a steady rise means stuck workers.",
@@ -74,27 +67,27 @@ export function createStandardMetrics(registry: Registry, controller: string): S
     "Seconds the longest-running worker has been on its key.",
     (work) => work.longestSeconds,
   );
-  const retries = counter("workqueue_retries_total", "Keys put back on the work queue to be looked at after a delay.");
+  const retries = queueCounter(
+    "workqueue_retries_total",
+    "Keys put back on the work queue to be looked at after a delay.",
+  );
 
-  const reconcileTotal = new Counter({
-    name: "controller_runtime_reconcile_total",
-    help: "Reconciles, by controller and result (success, error, requeue, requeue_after).",
-    labelNames: ["controller", "result"],
-    registers,
-  });
-  const reconcileErrors = new Counter({
-    name: "controller_runtime_reconcile_errors_total",
-    help: "Reconciles that ended in an error (retried with backoff), by controller.",
-    labelNames: ["controller"],
-    registers,
-  });
-  const reconcileTimeSeconds = new Histogram({
-    name: "controller_runtime_reconcile_time_seconds",
-    help: "Seconds each reconcile took, by controller.",
-    labelNames: ["controller"],
-    buckets: RECONCILE_TIME_BUCKETS,
-    registers,
-  });
+  const reconcileTotal = counter(
+    "controller_runtime_reconcile_total",
+    "Reconciles, by controller and result (success, error, requeue, requeue_after).",
+    ["controller", "result"],
+  );
+  const reconcileErrors = counter(
+    "controller_runtime_reconcile_errors_total",
+    "Reconciles that ended in an error (retried with backoff), by controller.",
+    ["controller"],
+  );
+  const reconcileTimeSeconds = histogram(
+    "controller_runtime_reconcile_time_seconds",
+    "Seconds each reconcile took, by controller.",
+    RECONCILE_TIME_BUCKETS,
+    ["controller"],
+  );
   // Like controller-runtime, every result series exists from the start.
   for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ controller, result }, 0);
   reconcileErrors.inc({ controller }, 0);

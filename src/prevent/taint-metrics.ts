@@ -1,6 +1,7 @@
 // The startup-taint metrics, on the registry main creates. Kept beside the feature (created only when it is on)
 // rather than in observe/metrics.ts, so a controller without it exports none of them.
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Counter, Histogram, Registry } from "prom-client";
+import { metricFactory } from "../observe/metric-factory.js";
 import type { HoldReason } from "./taint-policy.js";
 
 export const TAINT_ACTIONS = ["remove", "add"] as const;
@@ -29,58 +30,53 @@ export function createTaintMetrics(
   keys: readonly string[],
   source: TaintGaugeSource,
 ): TaintMetrics {
-  const registers = [registry];
-  scrapedGauge(registry, "cni_repair_startup_taint_nodes", "Nodes carrying a managed startup taint now, by key.", {
-    label: "key",
-    values: keys,
-    read: (key) => source.taintedNodes(key),
-  });
+  const { counter, gauge, histogram } = metricFactory(registry);
+  /** A gauge with one label whose every value is read from the caches at scrape time (never stale, nothing to update). */
+  const scrapedGauge = <const L extends string, V extends string>(
+    name: string,
+    help: string,
+    label: L,
+    values: readonly V[],
+    read: (value: V) => number,
+  ) =>
+    gauge(name, help, [label], function collect() {
+      for (const value of values) this.set({ [label]: value } as Record<L, V>, read(value));
+    });
   scrapedGauge(
-    registry,
+    "cni_repair_startup_taint_nodes",
+    "Nodes carrying a managed startup taint now, by key.",
+    "key",
+    keys,
+    (key) => source.taintedNodes(key),
+  );
+  scrapedGauge(
     "cni_repair_startup_taint_held_nodes",
     "Nodes whose startup taint is kept (or, in continuous mode, not re-added) now, by reason.",
-    { label: "reason", values: HOLD_REASONS, read: (reason) => source.heldNodes(reason) },
+    "reason",
+    HOLD_REASONS,
+    (reason) => source.heldNodes(reason),
   );
   scrapedGauge(
-    registry,
     "cni_repair_startup_taint_longest_seconds",
     "Of the nodes carrying a managed startup taint now: the longest one has carried it (since=taint), and the longest one's CNI agents have been Ready meanwhile (since=agent_ready).",
-    { label: "since", values: ["taint", "agent_ready"] as const, read: (since) => source.longestSeconds(since) },
+    "since",
+    ["taint", "agent_ready"] as const,
+    (since) => source.longestSeconds(since),
   );
-  const changes = new Counter({
-    name: "cni_repair_startup_taint_changes_total",
-    help: "Startup taints removed or added (report: would have been), by key.",
-    labelNames: ["key", "action", "result"] as const,
-    registers,
-  });
-  const removalSeconds = new Histogram({
-    name: "cni_repair_startup_taint_removal_seconds",
-    help: "Seconds from the node's creation (since=node_created), and from its CNI agents turning Ready as observed (since=agent_ready), to the startup taint's removal.",
-    labelNames: ["since"] as const,
-    buckets: REMOVAL_BUCKETS,
-    registers,
-  });
+  const changes = counter(
+    "cni_repair_startup_taint_changes_total",
+    "Startup taints removed or added (report: would have been), by key.",
+    ["key", "action", "result"],
+  );
+  const removalSeconds = histogram(
+    "cni_repair_startup_taint_removal_seconds",
+    "Seconds from the node's creation (since=node_created), and from its CNI agents turning Ready as observed (since=agent_ready), to the startup taint's removal.",
+    REMOVAL_BUCKETS,
+    ["since"],
+  );
   for (const key of keys) {
     for (const action of TAINT_ACTIONS) for (const result of TAINT_RESULTS) changes.inc({ key, action, result }, 0);
   }
   for (const since of ["node_created", "agent_ready"]) removalSeconds.zero({ since });
   return { changes, removalSeconds };
-}
-
-/** A gauge with one label whose every value is read from the caches at scrape time (never stale, nothing to update). */
-function scrapedGauge<V extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  series: { readonly label: string; readonly values: readonly V[]; readonly read: (value: V) => number },
-): void {
-  new Gauge({
-    name,
-    help,
-    labelNames: [series.label],
-    registers: [registry],
-    collect() {
-      for (const value of series.values) this.set({ [series.label]: value }, series.read(value));
-    },
-  });
 }

@@ -1,0 +1,25 @@
+// One short statement per metric: its name, help, label names (typed from the literal) and buckets, on one registry.
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export type MetricFactory = ReturnType<typeof metricFactory>;
+
+export function metricFactory(registry: Registry) {
+  const registers = [registry];
+  return {
+    counter: <const L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers }),
+    /** `collect` runs at scrape time: for a gauge read from the caches rather than kept up to date. */
+    gauge: <const L extends string = never>(
+      name: string,
+      help: string,
+      labelNames: readonly L[] = [],
+      collect?: (this: Gauge<L>) => void,
+    ) => new Gauge<L>({ name, help, labelNames, registers, ...(collect && { collect }) }),
+    histogram: <const L extends string = never>(
+      name: string,
+      help: string,
+      buckets: readonly number[],
+      labelNames: readonly L[] = [],
+    ) => new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers }),
+  };
+}
