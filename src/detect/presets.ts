@@ -1,28 +1,41 @@
 // The built-in rules for the meshes we know: Istio and Linkerd CNI validators.
 
-import type { AmbientRule, Rule } from "./rule.js";
+import type { AmbientRule, Rule, ValidatorRule } from "./rule.js";
 
-/** Istio CNI: the istio-validation init container exits 126 when redirection is missing. */
-const istio: Rule = Object.freeze({
-  name: "istio",
-  initContainer: "istio-validation",
-  exitCodes: Object.freeze([126]),
-  // Set by the sidecar injector on every injected pod.
-  requiredAnnotation: Object.freeze({ key: "sidecar.istio.io/status" }),
-  // The istio-cni-node DaemonSet's pods.
-  cniAgentSelector: "k8s-app=istio-cni-node",
-});
+/**
+ * A sidecar mesh's validator: `initContainer` exits `exitCode` when redirection is missing. Only pods carrying the
+ * injector's mark are meshed; `cniAgentSelector` picks the mesh's CNI DaemonSet pods.
+ */
+function validatorRule(
+  name: string,
+  initContainer: string,
+  exitCode: number,
+  injectorMark: { readonly annotation: string } | { readonly label: string },
+  cniAgentSelector: string,
+): ValidatorRule {
+  const mark =
+    "annotation" in injectorMark
+      ? { requiredAnnotation: Object.freeze({ key: injectorMark.annotation }) }
+      : { requiredLabel: Object.freeze({ key: injectorMark.label }) };
+  return Object.freeze({ name, initContainer, exitCodes: Object.freeze([exitCode]), ...mark, cniAgentSelector });
+}
 
-/** Linkerd CNI: linkerd-network-validator exits 95 when redirection is missing. */
-const linkerd: Rule = Object.freeze({
-  name: "linkerd",
-  initContainer: "linkerd-network-validator",
-  exitCodes: Object.freeze([95]),
-  // Set by the proxy injector on every meshed pod.
-  requiredLabel: Object.freeze({ key: "linkerd.io/control-plane-ns" }),
-  // The linkerd-cni DaemonSet's pods.
-  cniAgentSelector: "k8s-app=linkerd-cni",
-});
+/** Istio CNI; the sidecar injector annotates every injected pod. */
+const istio = validatorRule(
+  "istio",
+  "istio-validation",
+  126,
+  { annotation: "sidecar.istio.io/status" },
+  "k8s-app=istio-cni-node",
+);
+/** Linkerd CNI; the proxy injector labels every meshed pod. */
+const linkerd = validatorRule(
+  "linkerd",
+  "linkerd-network-validator",
+  95,
+  { label: "linkerd.io/control-plane-ns" },
+  "k8s-app=linkerd-cni",
+);
 
 /** Istio ambient: pods Istio's default selectors put in the mesh must carry redirection "enabled". */
 const istioAmbient: AmbientRule = Object.freeze({
