@@ -46,16 +46,7 @@ export function stringFlag<T = string>(
   spec: Common & { readonly default?: string; readonly parse?: (text: string) => Parsed<T> },
 ): Flag<T> {
   const parse = spec.parse ?? ((text: string) => ok(text as T));
-  const defaultText = spec.default ?? "";
-  return {
-    type: "string",
-    default: mustParse(parse, defaultText),
-    defaultText,
-    valueName: spec.valueName ?? "<string>",
-    ...described(spec),
-    env: true,
-    parse,
-  };
+  return parsedFlag("string", spec, spec.default ?? "", "<string>", parse);
 }
 
 export function intFlag(
@@ -67,16 +58,7 @@ export function intFlag(
     const value = Number(text);
     return value >= spec.min && value <= spec.max ? ok(value) : fail(expected);
   };
-  return {
-    type: "int",
-    default: mustParse(parse, String(spec.default)),
-    defaultText: String(spec.default),
-    valueName: spec.valueName ?? "<int>",
-    ...described(spec),
-    allowed: `${spec.min}-${spec.max}`,
-    env: true,
-    parse,
-  };
+  return parsedFlag("int", spec, String(spec.default), "<int>", parse, { allowed: `${spec.min}-${spec.max}` });
 }
 
 // Node clamps timers above 2^31-1 ms (~24.8 days) to 1ms, so an overlong period would fire constantly.
@@ -106,16 +88,9 @@ export function durationFlag(
     if (spec.wholeSeconds === true && ms % 1000 !== 0) return fail("expected whole seconds");
     return ok(ms);
   };
-  return {
-    type: "duration",
-    default: mustParse(parse, spec.default),
-    defaultText: spec.default,
-    valueName: spec.valueName ?? "<duration>",
-    ...described(spec),
+  return parsedFlag("duration", spec, spec.default, "<duration>", parse, {
     allowed: spec.wholeSeconds === true ? `${range}, whole seconds` : range,
-    env: true,
-    parse,
-  };
+  });
 }
 
 const boolWords: Readonly<Record<string, boolean>> = { true: true, false: false, 1: true, 0: false };
@@ -157,15 +132,7 @@ export function listFlag<T = string>(
     }
     return ok(Object.freeze(values));
   };
-  return {
-    type: "list",
-    default: mustParse(parse, spec.default),
-    defaultText: spec.default,
-    valueName: spec.valueName ?? "<list>",
-    ...described(spec),
-    env: true,
-    parse,
-  };
+  return parsedFlag("list", spec, spec.default, "<list>", parse);
 }
 
 export function enumFlag<const C extends readonly string[]>(
@@ -174,21 +141,38 @@ export function enumFlag<const C extends readonly string[]>(
 ): Flag<C[number]> {
   const parse = (text: string): Parsed<C[number]> =>
     choices.includes(text) ? ok(text) : fail(`expected one of ${choices.join(", ")}`);
-  return {
-    type: "enum",
-    default: mustParse(parse, spec.default),
-    defaultText: spec.default,
-    valueName: spec.valueName ?? `<${choices.join("|")}>`,
-    ...described(spec),
-    env: true,
-    ...(spec.short === undefined ? {} : { short: spec.short }),
+  return parsedFlag(
+    "enum",
+    spec,
+    spec.default,
+    `<${choices.join("|")}>`,
     parse,
-  };
+    spec.short === undefined ? {} : { short: spec.short },
+  );
 }
 
-/** Defaults go through the same parser as user input, so a bad default fails at import, not in production. */
-function mustParse<T>(parse: (text: string) => Parsed<T>, text: string): T {
-  const parsed = parse(text);
-  if (!parsed.ok) throw new Error(`bad flag default ${JSON.stringify(text)}: ${parsed.reason}`);
-  return parsed.value;
+/**
+ * Every kind but bool: the default is written as text and goes through the same parser as user input, so a bad
+ * default fails at import, not in production.
+ */
+function parsedFlag<T>(
+  type: FlagType,
+  spec: Common,
+  defaultText: string,
+  defaultValueName: string,
+  parse: (text: string) => Parsed<T>,
+  extra: Pick<Flag<T>, "allowed" | "short"> = {},
+): Flag<T> {
+  const parsed = parse(defaultText);
+  if (!parsed.ok) throw new Error(`bad flag default ${JSON.stringify(defaultText)}: ${parsed.reason}`);
+  return {
+    type,
+    default: parsed.value,
+    defaultText,
+    valueName: spec.valueName ?? defaultValueName,
+    ...described(spec),
+    ...extra,
+    env: true,
+    parse,
+  };
 }
