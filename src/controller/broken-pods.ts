@@ -1,16 +1,16 @@
 // Which pods are broken right now (by key), since when, and under which rule: feeds the gauge,
 // the detection counter, repair latency and the periodic resync.
+import { GaugedMap } from "../observe/gauged-map.js";
 import type { LabelledCounter, LabelledGauge } from "../observe/metrics.js";
 
 export type BrokenEntry = { readonly uid: string; readonly rule: string; readonly sinceMs: number };
 
 export class BrokenPods {
-  readonly #entries = new Map<string, BrokenEntry>();
-  readonly #gauge: LabelledGauge<{ rule: string }>;
+  readonly #entries: GaugedMap<BrokenEntry, { rule: string }>;
   readonly #detections: LabelledCounter<{ rule: string }>;
 
   constructor(gauge: LabelledGauge<{ rule: string }>, detections: LabelledCounter<{ rule: string }>) {
-    this.#gauge = gauge;
+    this.#entries = new GaugedMap(gauge, (entry) => ({ rule: entry.rule }));
     this.#detections = detections;
   }
 
@@ -30,20 +30,14 @@ export class BrokenPods {
   markBroken(key: string, uid: string, rule: string, nowMs: number): BrokenEntry {
     const existing = this.#entries.get(key);
     if (existing && existing.uid === uid && existing.rule === rule) return existing;
-    if (existing) this.#gauge.dec({ rule: existing.rule });
     const entry = { uid, rule, sinceMs: existing?.uid === uid ? existing.sinceMs : nowMs };
     this.#entries.set(key, entry);
-    this.#gauge.inc({ rule });
     if (existing?.uid !== uid) this.#detections.inc({ rule });
     return entry;
   }
 
   /** The pod is healthy, going away, or gone: returns what was known about it. */
   clear(key: string): BrokenEntry | undefined {
-    const existing = this.#entries.get(key);
-    if (!existing) return undefined;
-    this.#entries.delete(key);
-    this.#gauge.dec({ rule: existing.rule });
-    return existing;
+    return this.#entries.delete(key);
   }
 }

@@ -1,17 +1,17 @@
 // Broken pods we are deliberately not repairing right now, and why: the pods_held gauge and holds_total.
 import type { PodFacts } from "../detect/facts.js";
+import { GaugedMap } from "../observe/gauged-map.js";
 import type { LabelledCounter, LabelledGauge } from "../observe/metrics.js";
 import type { HoldReason } from "./hold-reasons.js";
 
 type Held = { readonly uid: string; readonly reason: HoldReason; readonly node: string; readonly namespace: string };
 
 export class Holds {
-  readonly #held = new Map<string, Held>();
-  readonly #gauge: LabelledGauge<{ reason: HoldReason }>;
+  readonly #held: GaugedMap<Held, { reason: HoldReason }>;
   readonly #total: LabelledCounter<{ reason: HoldReason }>;
 
   constructor(gauge: LabelledGauge<{ reason: HoldReason }>, total: LabelledCounter<{ reason: HoldReason }>) {
-    this.#gauge = gauge;
+    this.#held = new GaugedMap(gauge, (held) => ({ reason: held.reason }));
     this.#total = total;
   }
 
@@ -23,26 +23,20 @@ export class Holds {
   hold(key: string, facts: PodFacts, reason: HoldReason): boolean {
     const existing = this.#held.get(key);
     if (existing?.uid === facts.uid && existing.reason === reason) return false;
-    this.release(key);
     this.#held.set(key, { uid: facts.uid, reason, node: facts.nodeName ?? "", namespace: facts.namespace });
-    this.#gauge.inc({ reason });
     this.#total.inc({ reason });
     return true;
   }
 
   /** The pod is acted on, healthy, or gone. Returns the reason it was held for, if it was. */
   release(key: string): HoldReason | undefined {
-    const existing = this.#held.get(key);
-    if (!existing) return undefined;
-    this.#held.delete(key);
-    this.#gauge.dec({ reason: existing.reason });
-    return existing.reason;
+    return this.#held.delete(key)?.reason;
   }
 
   /** Keys held for one of the reasons, optionally only on one node or in one namespace. */
   keys(reasons: readonly HoldReason[], where: { node?: string; namespace?: string } = {}): string[] {
     const keys: string[] = [];
-    for (const [key, held] of this.#held) {
+    for (const [key, held] of this.#held.entries()) {
       if (!reasons.includes(held.reason)) continue;
       if (where.node !== undefined && held.node !== where.node) continue;
       if (where.namespace !== undefined && held.namespace !== where.namespace) continue;
