@@ -188,6 +188,17 @@ spec:
   validationActions: [Deny]
 {{- end -}}
 
+{{/*
+The CEL variable tokenNode: the node a per-node instance's token is bound to (the kubelet's projected token names its
+pod's node in the user's extra authentication.kubernetes.io/node-name); '' for a token bound to no pod.
+*/}}
+{{- define "cni-repair.tokenNodeVariable" -}}
+- name: tokenNode
+  expression: >-
+    has(request.userInfo.extra) && 'authentication.kubernetes.io/node-name' in request.userInfo.extra
+    ? request.userInfo.extra['authentication.kubernetes.io/node-name'][0] : ''
+{{- end -}}
+
 {{/* A CEL string literal, single-quoted. */}}
 {{- define "cni-repair.celString" -}}
 '{{ . | replace "\\" "\\\\" | replace "'" "\\'" }}'

@@ -2,19 +2,17 @@
 // account (a TokenRequest token, RBAC from the same rendering), adding and removing the configured key passes;
 // any other taint, a label, another spec field, or our key with NoExecute is refused with 403 naming the policy.
 import { randomBytes } from "node:crypto";
-import { CoreV1Api, type KubernetesObject, KubernetesObjectApi, type V1Taint } from "@kubernetes/client-node";
+import { CoreV1Api, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { loadAll } from "js-yaml";
 import { ApiError } from "../../../src/kube/api-error.js";
-import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
-import { KubeTransport } from "../../../src/kube/transport.js";
+import type { KubeTransport } from "../../../src/kube/transport.js";
 import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
-import { chartDir, helm } from "../../harness/helm.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { serviceAccountToken } from "../../harness/service-account-files.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { installTaintPolicy, type TaintPolicyInstall } from "./taint-policy-install.js";
 
 const ISTIO = "cni.istio.io/not-ready";
 
@@ -24,55 +22,14 @@ describe("startup taints: the admission policy", function () {
   let asController: KubeTransport;
   let policy: string;
   let node: string;
-  let applied: KubernetesObject[] = [];
-  let objects: KubernetesObjectApi;
+  let install: TaintPolicyInstall | undefined;
 
   before(async () => {
     const plane = controlPlane();
     admin = plane.kubeConfig().makeApiClient(CoreV1Api);
-    objects = KubernetesObjectApi.makeApiClient(plane.kubeConfig());
-    const namespace = await createTestNamespace(admin);
-    const release = `vap-${randomBytes(3).toString("hex")}`;
-    const yaml = await helm([
-      "template",
-      release,
-      chartDir(),
-      "--namespace",
-      namespace,
-      "--set",
-      "startupTaint.mode=bootstrap-only",
-      "--set",
-      "mode=cluster",
-    ]);
-    const wanted = new Set([
-      "ServiceAccount",
-      "ClusterRole",
-      "ClusterRoleBinding",
-      "ValidatingAdmissionPolicy",
-      "ValidatingAdmissionPolicyBinding",
-    ]);
-    // The startup-taints policy and its binding (not the chart's other policies, which judge pods), and the RBAC.
-    const rendered = (loadAll(yaml) as KubernetesObject[]).filter(
-      (o) =>
-        o &&
-        wanted.has(o.kind ?? "") &&
-        (!o.kind?.startsWith("ValidatingAdmissionPolicy") || o.metadata?.name?.endsWith("-startup-taints")),
-    );
-    const vap = rendered.find((o) => o.kind === "ValidatingAdmissionPolicy");
-    policy = vap?.metadata?.name ?? "";
-    expect(policy).to.equal(`${release}-cni-repair-startup-taints`);
-    for (const object of rendered) {
-      if (object.kind === "ServiceAccount") object.metadata = { ...object.metadata, namespace };
-      applied.push(await objects.create(object));
-    }
-    const account = rendered.find((o) => o.kind === "ServiceAccount")?.metadata?.name ?? "";
-    const token = await serviceAccountToken(plane, namespace, account);
-    asController = new KubeTransport(
-      new KubeConfigCredentials(plane.kubeConfig(token, `system:serviceaccount:${namespace}:${account}`)),
-      {
-        userAgent: "cni-repair/test",
-      },
-    );
+    install = await installTaintPolicy(plane, await createTestNamespace(admin), "cluster");
+    policy = install.policy;
+    asController = install.as(await serviceAccountToken(plane, install.namespace, install.serviceAccount));
     node = `vap-${randomBytes(4).toString("hex")}`;
     await admin.createNode({
       body: {
@@ -102,8 +59,7 @@ describe("startup taints: the admission policy", function () {
   after(async () => {
     await asController?.close();
     await admin.deleteNode({ name: node }).catch(() => {});
-    for (const object of applied.reverse()) await objects.delete(object).catch(() => {});
-    applied = [];
+    await install?.remove();
   });
 
   /** A JSON patch of the node as the controller; the status (and message) the server answered. */
