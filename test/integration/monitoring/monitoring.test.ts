@@ -50,6 +50,9 @@ const QUIET = [
   "CniRepairWatchNotSynced/warning",
   "CniRepairBrokenPodsAwaitingHuman/warning",
   "CniRepairStormBreakerOpen/warning",
+  // The scenario manages startup taints (bootstrap-only) on nodes that carry none.
+  "CniRepairStartupTaintNotRemoved/warning",
+  "CniRepairStartupTaintAgentNeverReady/warning",
 ];
 /** Selectors of the rules that match nothing in delete mode, by design (promtool's unit tests cover them). */
 const LABEL_AND_REPORT_ONLY = ['cni_repair_rule_info{action=~"label|report"}'];
