@@ -126,8 +126,14 @@ describe("cni-repair scan", () => {
   });
 
   it("logs human text, JSON lines only when asked; the Deployment's own variables do not stop it", async () => {
-    // With the CNI agent gate on and no agent pods, the pipeline warns that broken pods will be held.
-    const gated = ["scan", `--kubeconfig=${controlPlane().kubeconfigPath}`, `--namespaces=${namespace}`];
+    // With the CNI agent gate on and no agent pods, the pipeline warns that broken pods will be held. Agent pods of
+    // other tests (on the shared API server) must not match: the selector is this test's own.
+    const gated = [
+      "scan",
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--namespaces=${namespace}`,
+      `--cni-agent-selector=k8s-app=no-agent-${namespace}`,
+    ];
     const deployment = {
       CNI_REPAIR_HTTP_PORT: "9090",
       CNI_REPAIR_LEADER_ELECT: "false",
