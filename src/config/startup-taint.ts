@@ -1,15 +1,18 @@
 // --startup-taint*: which taint keys to manage, and how, checked against the rest of the configuration.
 import type { Rule } from "../detect/rule.js";
-import type { StartupTaintMode } from "../prevent/taint-policy.js";
 import { invalidValue } from "./config-error.js";
 import type { FlagName, FlagValues } from "./flags.js";
 import type { Setting } from "./read-args.js";
 
+export type StartupTaintMode = "bootstrap-only" | "continuous";
+
 export type StartupTaintConfig = {
   readonly mode: StartupTaintMode;
-  /** Never empty; the first is the key added in continuous mode. */
+  /** The taint keys managed, never empty; the first is the one added in continuous mode. */
   readonly keys: readonly string[];
+  /** continuous: how long an agent must stay NotReady before its node is tainted again. */
   readonly notReadyAfterMs: number;
+  /** continuous: the largest share of nodes that may carry a configured key at once. */
   readonly maxShare: number;
 };
 

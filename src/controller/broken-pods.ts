@@ -7,15 +7,9 @@ export type BrokenEntry = { readonly uid: string; readonly rule: string; readonl
 
 export class BrokenPods {
   readonly #entries: GaugedMap<BrokenEntry, { rule: string }>;
-  readonly #detections: LabelledCounter<{ rule: string }>;
 
   constructor(gauge: LabelledGauge<{ rule: string }>, detections: LabelledCounter<{ rule: string }>) {
-    this.#entries = new GaugedMap(gauge, (entry) => ({ rule: entry.rule }));
-    this.#detections = detections;
-  }
-
-  get size(): number {
-    return this.#entries.size;
+    this.#entries = new GaugedMap(gauge, detections, (entry) => ({ rule: entry.rule }));
   }
 
   has(key: string): boolean {
@@ -31,8 +25,7 @@ export class BrokenPods {
     const existing = this.#entries.get(key);
     if (existing && existing.uid === uid && existing.rule === rule) return existing;
     const entry = { uid, rule, sinceMs: existing?.uid === uid ? existing.sinceMs : nowMs };
-    this.#entries.set(key, entry);
-    if (existing?.uid !== uid) this.#detections.inc({ rule });
+    this.#entries.set(key, entry, { arrival: existing?.uid !== uid });
     return entry;
   }
 

@@ -6,20 +6,11 @@
 //   tainted, agents not Ready (or none on the node)   → hold (agent_not_ready / no_agent_pod)
 //   untainted, continuous, agent NotReady ≥ after     → add key[0] NoSchedule, unless the share cap says no
 //   anything else                                     → nothing to do
+import type { StartupTaintConfig } from "../config/startup-taint.js";
 
-export type StartupTaintMode = "bootstrap-only" | "continuous";
-
-export type TaintPolicy = {
-  readonly mode: StartupTaintMode;
-  /** The taint keys managed; the first is the one added in continuous mode. */
-  readonly keys: readonly string[];
-  /** How long every CNI agent on the node must have been Ready (as this controller observed it). */
-  readonly minReadyMs: number;
-  /** continuous: how long an agent must stay NotReady before its node is tainted again. */
-  readonly notReadyAfterMs: number;
-  /** continuous: the largest share of nodes that may carry a configured key at once. */
-  readonly maxShare: number;
-};
+/** The --startup-taint* settings, and how long every CNI agent on the node must have been Ready (as this controller
+ * observed it; the agent gate's --cni-agent-min-ready). */
+export type TaintPolicy = StartupTaintConfig & { readonly minReadyMs: number };
 
 /** The node's CNI agents as observed: every needed one Ready (for how long), one NotReady, or none there. */
 export type AgentState =

@@ -8,23 +8,17 @@ type Held = { readonly uid: string; readonly reason: HoldReason; readonly node: 
 
 export class Holds {
   readonly #held: GaugedMap<Held, { reason: HoldReason }>;
-  readonly #total: LabelledCounter<{ reason: HoldReason }>;
 
   constructor(gauge: LabelledGauge<{ reason: HoldReason }>, total: LabelledCounter<{ reason: HoldReason }>) {
-    this.#held = new GaugedMap(gauge, (held) => ({ reason: held.reason }));
-    this.#total = total;
-  }
-
-  get size(): number {
-    return this.#held.size;
+    this.#held = new GaugedMap(gauge, total, (held) => ({ reason: held.reason }));
   }
 
   /** Records the hold; returns true when it is new for this pod UID (a new reason, or newly held). */
   hold(key: string, facts: PodFacts, reason: HoldReason): boolean {
     const existing = this.#held.get(key);
     if (existing?.uid === facts.uid && existing.reason === reason) return false;
-    this.#held.set(key, { uid: facts.uid, reason, node: facts.nodeName ?? "", namespace: facts.namespace });
-    this.#total.inc({ reason });
+    const held = { uid: facts.uid, reason, node: facts.nodeName ?? "", namespace: facts.namespace };
+    this.#held.set(key, held, { arrival: true });
     return true;
   }
 
