@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { installedNodeFlags } from "./installed-flags.js";
 import { ProbedProcess } from "./probed-process.js";
 
 /** "candidate": cni-repair built from other sources or run with other Node flags, for before/after figures. */
@@ -13,15 +14,6 @@ export type Candidate = { readonly main: string; readonly nodeFlags: readonly st
 export const OUR_MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const BASELINE_MAIN = fileURLToPath(new URL("../baseline/controller.js", import.meta.url));
 const FLOOR_MAIN = fileURLToPath(new URL("../floor/list-pods.js", import.meta.url));
-
-/**
- * The Node flags the chart sets per mode (NODE_OPTIONS in manifests/overlays/{cluster,per-node}), so cni-repair is
- * measured as installed; a unit test keeps these equal to the manifests. The candidate runs with its own flags.
- */
-export const INSTALLED_NODE_FLAGS = {
-  cluster: ["--max-old-space-size=256", "--max-semi-space-size=4"],
-  perNode: ["--max-old-space-size=64", "--max-semi-space-size=1"],
-} as const;
 
 /** The deletion limits; each is switched off when `--help` lists it (--deletion-burst only shapes the rate). */
 const LIMIT_FLAGS = [
@@ -101,8 +93,9 @@ export type StartOptions = {
   readonly nodeName?: string;
 };
 
+/** cni-repair runs with the Node flags the manifests install for its mode (per-node runs: the DaemonSet's). */
 const installedFlags = (options: StartOptions): readonly string[] =>
-  options.nodeName ? INSTALLED_NODE_FLAGS.perNode : INSTALLED_NODE_FLAGS.cluster;
+  installedNodeFlags(options.nodeName ? "per-node" : "cluster");
 
 const baseEnv = (kubeconfig: string): Record<string, string> => ({
   PATH: process.env.PATH ?? "",

@@ -3,9 +3,6 @@ import { parseConfig } from "../config/config.js";
 // Entry point of the `cni-repair` command: parse the configuration, then run the controller.
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
-import { runController } from "./run-controller.js";
-import { runExplain } from "./run-explain.js";
-import { runScan } from "./run-scan.js";
 import { versionText } from "./version.js";
 
 /** Exit codes: 0 clean stop, 1 runtime failure, 2 bad configuration (like most CLIs' usage errors). */
@@ -25,13 +22,14 @@ async function main(): Promise<number> {
     case "version":
       process.stdout.write(versionText());
       return 0;
+    // Each command loads only its own modules: a per-node `run` pays for no scan or explain output (yaml).
     case "run":
-      return await runController(parsed.config);
+      return await (await import("./run-controller.js")).runController(parsed.config);
     case "scan":
-      return await runScan(parsed.config);
+      return await (await import("./run-scan.js")).runScan(parsed.config);
     case "explain":
       // readArgs always sets the target for explain.
-      return parsed.target ? await runExplain(parsed.config, parsed.target) : 2;
+      return parsed.target ? await (await import("./run-explain.js")).runExplain(parsed.config, parsed.target) : 2;
   }
 }
 

@@ -1,8 +1,9 @@
 // The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
-import type { Response } from "undici";
+
 import type { Scope } from "../config/selectors.js";
 import { type Collection, collectionRequest } from "./collection-path.js";
 import type { KubeTransport } from "./transport.js";
+import type { Response } from "./undici-parts.js";
 
 export type PodListPage = {
   readonly items: readonly unknown[];

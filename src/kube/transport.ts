@@ -4,9 +4,10 @@
 // handshake) per request, and deserialize every Pod into class instances with Date objects, which the
 // compact cache would throw away at once; and loading them costs ~90 MB of RSS, more than a node agent's whole
 // budget. Here the JSON goes straight to the facts transform, over one agent.
-import { Agent, type Dispatcher, fetch, type Response } from "undici";
+
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
+import { Agent, type Dispatcher, fetch, type Response } from "./undici-parts.js";
 
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 

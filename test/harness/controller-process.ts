@@ -19,6 +19,8 @@ export type ControllerStartOptions = {
   readonly waitReady?: boolean;
   /** What runs the CLI, its arguments appended: default this Node and the built main.js (e.g. `podman run … image`). */
   readonly launcher?: readonly string[];
+  /** Node flags before the script, as a workload's command sets them (default launcher only). */
+  readonly nodeFlags?: readonly string[];
   /** How long to wait for /readyz; default 20 s. */
   readonly readyTimeoutMs?: number;
 };
@@ -49,7 +51,11 @@ export class ControllerProcess {
 
   /** Starts the controller with JSON logs on a free port. */
   static async start(options: ControllerStartOptions): Promise<ControllerProcess> {
-    const [command = process.execPath, ...prefix] = options.launcher ?? [process.execPath, MAIN];
+    const [command = process.execPath, ...prefix] = options.launcher ?? [
+      process.execPath,
+      ...(options.nodeFlags ?? []),
+      MAIN,
+    ];
     const child = spawn(
       command,
       [...prefix, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],

@@ -34,7 +34,7 @@ export async function startInCluster(
   /** What the startup check must have said of the admission policies: all in force (default), or warned. */
   expected: { admissionPolicies: "checked" | "warned" } = { admissionPolicies: "checked" },
 ): Promise<InClusterRun> {
-  const { args, env } = podCommand(container, { namespace: INSTALL.namespace, ...placement });
+  const { args, env, nodeFlags } = podCommand(container, { namespace: INSTALL.namespace, ...placement });
   const pod = await createControllerPod(plane, {
     namespace: INSTALL.namespace,
     serviceAccount: INSTALL.serviceAccount,
@@ -48,6 +48,7 @@ export async function startInCluster(
   const controller = await ControllerProcess.start({
     args: [...args, `--field-selector=metadata.namespace=${watchNamespace}`, "--http-port=0"],
     env: { ...env, ...identity.env },
+    nodeFlags,
   }).catch(async (error: unknown) => {
     await cleanup();
     throw error;

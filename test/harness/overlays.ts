@@ -1,6 +1,6 @@
 // The shipped kustomize overlays (manifests/overlays): rendered by the real kubectl, installed on the test control
 // plane with server-side apply, and the command line a pod of their workload would run.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -76,11 +76,22 @@ const DOWNWARD_FIELDS: Record<string, (placement: PodPlacement) => string> = {
   "spec.nodeName": (placement) => placement.nodeName,
 };
 
-/** The container's args and env as the kubelet would start it: downward-API fields and $(VAR) references resolved. */
+/** The image's entry point (image/build.sh's --entrypoint): Node, then the CLI's script. */
+export function imageEntrypoint(): { node: string; script: string } {
+  const build = readFileSync(join(manifestsDir(), "..", "image", "build.sh"), "utf8");
+  const [node, script] = /--entrypoint (\S+),(\S+)/.exec(build)?.slice(1) ?? [];
+  if (node === undefined || script === undefined) throw new Error("image/build.sh sets no --entrypoint node,script");
+  return { node, script };
+}
+
+/**
+ * The container's args and env as the kubelet would start it: downward-API fields and $(VAR) references resolved.
+ * nodeFlags: the Node flags a command override puts between the image's Node and its script (NODE_OPTIONS is in env).
+ */
 export function podCommand(
   container: V1Container,
   placement: PodPlacement,
-): { args: string[]; env: Record<string, string> } {
+): { args: string[]; env: Record<string, string>; nodeFlags: string[] } {
   const env: Record<string, string> = {};
   for (const variable of container.env ?? []) {
     const field = variable.valueFrom?.fieldRef?.fieldPath;
@@ -89,11 +100,21 @@ export function podCommand(
     else
       throw new Error(`env ${variable.name}: only values and ${Object.keys(DOWNWARD_FIELDS).join(", ")} are handled`);
   }
-  if (container.command?.length) throw new Error("the image's entry point is expected to run, not a command override");
   const args = (container.args ?? []).map((arg) =>
     arg.replace(/\$\((\w+)\)/g, (ref, name: string) => env[name] ?? ref),
   );
-  return { args, env };
+  return { args, env, nodeFlags: nodeFlagsOf(container.command) };
+}
+
+/** A command override may only add Node flags to the image's entry point: anything else would run another program. */
+function nodeFlagsOf(command: readonly string[] | undefined): string[] {
+  if (!command?.length) return [];
+  const { node, script } = imageEntrypoint();
+  const flags = command.slice(1, -1);
+  if (command[0] !== node || command.at(-1) !== script || !flags.every((flag) => flag.startsWith("--"))) {
+    throw new Error(`command ${JSON.stringify(command)} is not the image's entry point (${node} ${script}) with flags`);
+  }
+  return flags;
 }
 
 /** Permissions the rendered RBAC grants the controller's ServiceAccount in its own namespace. */

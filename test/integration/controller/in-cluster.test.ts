@@ -13,7 +13,7 @@ import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest, PLAIN } from "./start.js";
 
-const FORBID_CLIENT_NODE = fileURLToPath(new URL("../../harness/forbid-client-node.js", import.meta.url));
+const FORBID_UNNEEDED = fileURLToPath(new URL("../../harness/forbid-unneeded-modules.js", import.meta.url));
 const READ_PODS: V1PolicyRule = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] };
 const WRITE_EVENTS: V1PolicyRule = { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] };
 /** Bare pods are labelled instead of deleted, through pods/status. */
@@ -39,13 +39,13 @@ describe("controller in-cluster with a service-account token", () => {
     return t.adopt(
       await ControllerProcess.start({
         args: [`--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
-        // In cluster nothing may load @kubernetes/client-node (issue 14: it alone costs ~90 MB).
-        env: { ...identity.env, NODE_OPTIONS: `--import=${FORBID_CLIENT_NODE}` },
+        // In cluster nothing may load @kubernetes/client-node (issue 14: it alone costs ~90 MB), yaml or undici's index.
+        env: { ...identity.env, NODE_OPTIONS: `--import=${FORBID_UNNEEDED}` },
       }),
     );
   };
 
-  it("repairs pods with a minimal ClusterRole, without loading @kubernetes/client-node", async () => {
+  it("repairs pods with a minimal ClusterRole, without loading @kubernetes/client-node, yaml or undici's index", async () => {
     const running = await start([READ_PODS, DELETE_PODS, LABEL_PODS, WRITE_EVENTS]);
     expect(running.logsWith("connected")[0]?.identity).to.equal(`system:serviceaccount:${namespace}:cni-repair`);
     await createPodInState(api, { namespace, name: "broken" });
