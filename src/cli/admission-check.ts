@@ -87,14 +87,16 @@ export async function checkAdmissionPolicies(
   log: Logger,
 ): Promise<Finding[]> {
   const expected = config.admissionPolicies;
-  const states = await Promise.all(expected.map((name) => admissionPolicyState(transport, name)));
-  const tokenNode =
+  // All at once: each is a round trip before the controller may start.
+  const [states, tokenNode] = await Promise.all([
+    Promise.all(expected.map((name) => admissionPolicyState(transport, name))),
     config.nodeName === undefined || expected.length === 0
       ? undefined
-      : await selfSubject(transport).then(
+      : selfSubject(transport).then(
           (subject) => subject.nodeName,
           () => null,
-        );
+        ),
+  ]);
   const findings = admissionFindings({ expected, states, nodeName: config.nodeName, tokenNode });
   for (const finding of findings) log.log(finding.level, finding.message, finding.fields);
   return findings;

@@ -48,7 +48,12 @@ export async function runController(config: Config): Promise<number> {
   }
 
   // 3. Refuse to run half-able: every permission the mode needs, or exit 3 with the rules that would grant it.
-  const missing = await checkPermissions(config, transport, log);
+  // What bounds those permissions, at the same time (round trips both): the admission policies that should be
+  // there. That one only warns.
+  const [missing] = await Promise.all([
+    checkPermissions(config, transport, log),
+    checkAdmissionPolicies(config, transport, log),
+  ]);
   if (missing !== undefined) {
     log.error("missing permissions", { missing });
     process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
@@ -56,8 +61,6 @@ export async function runController(config: Config): Promise<number> {
     await flushLogger(logger);
     return 3;
   }
-  // What bounds those permissions: the admission policies that should be there. Only warns.
-  await checkAdmissionPolicies(config, transport, log);
 
   // 4. The controller's parts: reflectors → caches → triggers → queue → workers (reconciler, guards) → repairer,
   // under a manager that starts and stops them in order. With election, every replica keeps its caches warm;

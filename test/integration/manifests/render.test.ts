@@ -187,9 +187,16 @@ describe("manifests: rendered overlays", () => {
     );
   });
 
-  it("the DaemonSet and the Deployment share the same container, apart from args, env and resources", () => {
+  it("the DaemonSet and the Deployment share the same container, apart from args, env, resources and Node flags", () => {
+    // The command differs only by the mode's Node flags (podCommand refuses any other command).
     const strip = (workload: V1Deployment | V1DaemonSet) => {
-      const { args: _a, env: _e, resources: _r, ...rest } = workload.spec?.template.spec?.containers[0] ?? { name: "" };
+      const {
+        args: _a,
+        env: _e,
+        resources: _r,
+        command: _c,
+        ...rest
+      } = workload.spec?.template.spec?.containers[0] ?? { name: "" };
       return rest;
     };
     const daemonSet = workloadOf(render("per-node")) as V1DaemonSet;
