@@ -8,7 +8,7 @@ import type { Collection } from "../kube/collection-path.js";
 import { listPage, openWatch } from "../kube/pods-api.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { StallWatchdog } from "./stall-watchdog.js";
-import { watchEvents } from "./watch-lines.js";
+import { readWatchEvents } from "./watch-lines.js";
 
 export type InitialListOptions = {
   readonly transport: KubeTransport;
@@ -73,23 +73,24 @@ async function streamedList(options: InitialListOptions): Promise<string> {
       initialEvents: true,
     });
     options.heard();
-    if (!response.body) throw new Error("watch answer has no body");
     const chunk = () => {
       options.heard();
       watchdog.arm();
     };
-    for await (const event of watchEvents(response.body, chunk)) {
+    let end: string | undefined;
+    await readWatchEvents(response.body, chunk, (event, stop) => {
       if (event.type === "ERROR") throw watchErrorEvent(event.object);
       if (event.type === "BOOKMARK") {
-        const end = initialEventsEnd(event.object);
-        if (end !== undefined) return end;
-        continue;
+        end = initialEventsEnd(event.object);
+        if (end !== undefined) stop();
+        return;
       }
       if (event.type !== "ADDED")
         throw new WatchListUnsupported(`a ${event.type} event before the initial events ended`);
       options.item(event.object);
       if (++items % options.pageSize === 0) options.progress();
-    }
+    });
+    if (end !== undefined) return end;
     throw new WatchListUnsupported("the watch ended without its initial-events-end bookmark");
   } catch (error) {
     if (watchdog.stalled) throw new Error(`no byte from the API server for ${options.stallTimeoutMs} ms while listing`);

@@ -19,7 +19,7 @@ import { type Listener, Publisher } from "../util/publisher.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
 import { InitialLister } from "./initial-list.js";
 import { StallWatchdog } from "./stall-watchdog.js";
-import { watchEvents } from "./watch-lines.js";
+import { readWatchEvents } from "./watch-lines.js";
 
 /** How the watch is going, for metrics and logs (the cache's changes go to subscribers instead). */
 export type ReflectorObserver = {
@@ -178,8 +178,7 @@ export class Reflector<T> implements RunningCache {
         signal: watchSignal,
       });
       this.#heard();
-      if (!response.body) throw new Error("watch answer has no body");
-      for await (const event of watchEvents(response.body, feed)) {
+      await readWatchEvents(response.body, feed, (event) => {
         events++;
         observer.watchEvent(event.type);
         if (event.type === "ERROR") throw watchErrorEvent(event.object);
@@ -188,7 +187,7 @@ export class Reflector<T> implements RunningCache {
         if (typeof version === "string" && version !== "") resourceVersion = version;
         this.#apply(event.type, event.object);
         this.#backoff.reset();
-      }
+      });
       if (events === 0 && performance.now() - opened < SHORT_WATCH_MS) {
         observer.watchRestart("error", new Error("watch closed at once with no event"));
         return { phase: "wait", delayMs: this.#backoff.next(), next: { phase: "watch", resourceVersion } };

@@ -1,9 +1,7 @@
 // The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
-
 import type { Scope } from "../config/selectors.js";
 import { type Collection, collectionRequest } from "./collection-path.js";
-import type { KubeTransport } from "./transport.js";
-import type { Response } from "./undici-parts.js";
+import type { KubeTransport, WatchResponse } from "./transport.js";
 
 export type PodListPage = {
   readonly items: readonly unknown[];
@@ -57,7 +55,7 @@ export async function openWatch(
   collection: Collection,
   scope: Scope,
   options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal; initialEvents?: boolean },
-): Promise<Response> {
+): Promise<WatchResponse> {
   const request = collectionRequest(collection, scope);
   return await transport.stream(request.path, {
     query: {

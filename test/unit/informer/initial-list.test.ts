@@ -1,6 +1,7 @@
 // InitialLister: the WatchList stream up to its initial-events-end bookmark, and the fallback to pages when the
 // server cannot stream (422, or a stream that ends without the bookmark), for good. A scripted transport at the
 // seam; the real API server cases are in test/integration/controller/streamed-list.test.ts.
+import { Readable } from "node:stream";
 import { expect } from "chai";
 import { InitialLister, type InitialListOptions } from "../../../src/informer/initial-list.js";
 import { ApiError } from "../../../src/kube/api-error.js";
@@ -38,7 +39,7 @@ function scripted(answer: Answer) {
         line("BOOKMARK", { metadata: { resourceVersion: "9" } }) +
         line("ADDED", pod("p2")) +
         (answer === "no-bookmark" ? "" : `${END}${line("MODIFIED", pod("p2"))}`);
-      return { status: 200, body: new Blob([text]).stream() };
+      return { status: 200, body: Readable.fromWeb(new Blob([text]).stream()) };
     },
   };
   return { transport: transport as unknown as KubeTransport, seen };

@@ -1,6 +1,7 @@
 // The reflector's measure of life for /healthz: answers count (a list page, a watch's head, an error status),
 // dialling does not; a watch that answers its head and then goes silent is restarted as stalled. A scripted
 // transport at the seam; the real API server cases are in test/integration/controller/watch-faults.test.ts.
+import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { FactsStore } from "../../../src/informer/facts-store.js";
@@ -29,7 +30,7 @@ function scriptedTransport(answer: WatchAnswer) {
         start: (controller) =>
           options.signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true }),
       });
-      return { status: 200, body };
+      return { status: 200, body: Readable.fromWeb(body) };
     },
   };
   return { transport: transport as unknown as KubeTransport, seen };

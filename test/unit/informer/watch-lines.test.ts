@@ -1,14 +1,14 @@
-// Unit and property tests for watchEvents: NDJSON bytes to watch events, whatever the chunk boundaries.
+// Unit and property tests for readWatchEvents: NDJSON bytes to watch events, whatever the chunk boundaries.
 
+import { Readable } from "node:stream";
 import { expect } from "chai";
 import fc from "fast-check";
-import { type WatchEvent, watchEvents } from "../../../src/informer/watch-lines.js";
+import { readWatchEvents, type WatchEvent } from "../../../src/informer/watch-lines.js";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
-async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
-  for (const chunk of chunks) yield chunk;
-}
+/** A body that delivers exactly these chunks (empty ones included), then ends. */
+const chunksOf = (chunks: readonly Uint8Array[]): Readable => Readable.from(chunks);
 
 /** Splits bytes at the given offsets (any order, duplicates give empty chunks). */
 function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
@@ -26,14 +26,22 @@ function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
 async function collect(chunks: readonly Uint8Array[]): Promise<{ events: WatchEvent[]; chunkCalls: number }> {
   let chunkCalls = 0;
   const events: WatchEvent[] = [];
-  for await (const event of watchEvents(chunksOf(chunks), () => chunkCalls++)) events.push(event);
+  await readWatchEvents(
+    chunksOf(chunks),
+    () => chunkCalls++,
+    (event) => events.push(event),
+  );
   return { events, chunkCalls };
 }
 
 async function collectError(chunks: readonly Uint8Array[]): Promise<{ events: WatchEvent[]; error: unknown }> {
   const events: WatchEvent[] = [];
   try {
-    for await (const event of watchEvents(chunksOf(chunks), () => {})) events.push(event);
+    await readWatchEvents(
+      chunksOf(chunks),
+      () => {},
+      (event) => events.push(event),
+    );
   } catch (error) {
     return { events, error };
   }
@@ -50,7 +58,7 @@ const added = { type: "ADDED", object: { metadata: { name: "a", resourceVersion:
 const modified = { type: "MODIFIED", object: { metadata: { name: "b", resourceVersion: "2" } } };
 const ndjson = (...events: unknown[]): string => events.map((e) => `${JSON.stringify(e)}\n`).join("");
 
-describe("informer/watchEvents", () => {
+describe("informer/readWatchEvents", () => {
   it("yields one event per line, keeping type and object", async () => {
     const { events } = await collect([utf8(ndjson(added, modified))]);
     expect(events).to.deep.equal([added, modified]);
@@ -133,8 +141,65 @@ describe("informer/watchEvents", () => {
   it("calls onChunk before yielding the events that chunk completes", async () => {
     const log: string[] = [];
     const chunks = [utf8(JSON.stringify(added).slice(0, 10)), utf8(`${JSON.stringify(added).slice(10)}\n`)];
-    for await (const event of watchEvents(chunksOf(chunks), () => log.push("chunk"))) log.push(event.type);
+    await readWatchEvents(
+      chunksOf(chunks),
+      () => log.push("chunk"),
+      (event) => log.push(event.type),
+    );
     expect(log).to.deep.equal(["chunk", "chunk", "ADDED"]);
+  });
+
+  it("stops at the event whose handler calls stop: no later event of the same chunk, and the body is destroyed", async () => {
+    const body = chunksOf([utf8(ndjson(added, modified, added))]);
+    const seen: string[] = [];
+    await readWatchEvents(
+      body,
+      () => {},
+      (event, stop) => {
+        seen.push(event.type);
+        if (event.type === "MODIFIED") stop();
+      },
+    );
+    expect(seen).to.deep.equal(["ADDED", "MODIFIED"]);
+    expect(body.destroyed).to.equal(true);
+  });
+
+  it("rejects with what the handler throws, and destroys the body", async () => {
+    const body = chunksOf([utf8(ndjson(added)), utf8(ndjson(modified))]);
+    const thrown = new Error("handler says no");
+    const seen: string[] = [];
+    const error = await readWatchEvents(
+      body,
+      () => {},
+      (event) => {
+        seen.push(event.type);
+        throw thrown;
+      },
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).to.equal(thrown);
+    expect(seen).to.deep.equal(["ADDED"]);
+    expect(body.destroyed).to.equal(true);
+  });
+
+  it("rejects with the body's own error, after the events before it", async () => {
+    const failing = new Readable({ read() {} });
+    const events: WatchEvent[] = [];
+    const reading = readWatchEvents(
+      failing,
+      () => {},
+      (event) => events.push(event),
+    );
+    failing.push(utf8(ndjson(added)));
+    setImmediate(() => failing.destroy(new Error("connection reset")));
+    const error = await reading.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).to.equal("connection reset");
+    expect(events).to.deep.equal([added]);
   });
 
   it("throws on a line that is not JSON, after yielding the lines before it", async () => {

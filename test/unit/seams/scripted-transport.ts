@@ -1,5 +1,6 @@
 // A KubeTransport that answers from a script, for unit tests at the seam between our code and the API server:
 // each request and stream is recorded, and answered by the test's function (a body, or an ApiError thrown).
+import { Readable } from "node:stream";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
 
@@ -64,7 +65,7 @@ export function scriptedTransport(script: Script): { transport: KubeTransport; c
           else options.signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true });
         },
       });
-      return { status: 200, body };
+      return { status: 200, body: Readable.fromWeb(body) };
     },
   };
   return { transport: transport as unknown as KubeTransport, calls };
