@@ -173,7 +173,10 @@ writeFileSync(
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
-writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
+// Only size 0 (a per-node run, BENCH_SIZES=0) repairs nothing: no latency to chart.
+if (trials.some((trial) => (trial.latency?.samplesMs.length ?? 0) > 0)) {
+  writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
+}
 writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
 if (massRuns.length > 0) writeFileSync(join(resultsDir, "mass-repair.svg"), massTimeline(massRuns));
 const latest = resolve(params.outDir, "latest");

@@ -1,6 +1,7 @@
 // The per-node mode (a DaemonSet's instance) in-cluster style: a mounted token, CA and namespace under a root,
 // KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. Per run: spawn → ready on an empty node, memory there (idle),
-// then a second process on a node with 110 pods (the kubelet's default maximum) and its memory after sync.
+// then a second process on a node with 110 pods (the kubelet's default maximum) and its memory after sync; CPU
+// time from spawn to ready of each.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,8 +24,11 @@ export type PerNodeRun = {
   readonly round: number;
   readonly controller: ControllerKind;
   emptyReadyMs?: number;
+  /** CPU seconds the process used from spawn to ready (all threads). */
+  emptyReadyCpuS?: number;
   idle?: MemoryReading;
   fullReadyMs?: number;
+  fullReadyCpuS?: number;
   full?: MemoryReading;
   error?: string;
 };
@@ -88,11 +92,13 @@ export async function runPerNode(
   try {
     started = await start(EMPTY_NODE);
     run.emptyReadyMs = started.readyMs;
+    run.emptyReadyCpuS = await started.process.cpuSeconds();
     await sleep(SETTLE_MS);
     run.idle = await started.process.memory();
     await started.process.stop();
     started = await start(FULL_NODE);
     run.fullReadyMs = started.readyMs;
+    run.fullReadyCpuS = await started.process.cpuSeconds();
     await sleep(SETTLE_MS);
     run.full = await started.process.memory();
   } catch (error) {
