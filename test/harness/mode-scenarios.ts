@@ -22,6 +22,30 @@ export type InClusterRun = {
 };
 
 /**
+ * The suite's in-cluster controller runs: `start` starts one (as startInCluster) and keeps it; after each test the
+ * kept run is stopped and must exit 0, its output printed first when the test failed. `stop` ends it mid-test.
+ */
+export function inClusterRuns() {
+  let current: InClusterRun | undefined;
+  const stop = async (): Promise<number | null> => {
+    const run = current;
+    current = undefined;
+    return run ? await run.stop() : 0;
+  };
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed") console.log(current?.controller.output());
+    expect(await stop()).to.equal(0);
+  });
+  return {
+    start: async (...args: Parameters<typeof startInCluster>): Promise<InClusterRun> => {
+      current = await startInCluster(...args);
+      return current;
+    },
+    stop,
+  };
+}
+
+/**
  * Starts the controller as a pod of the workload would run on the node: the container's args and env (downward API
  * resolved), the ServiceAccount's token bound to a pod of that name on the node (as the kubelet projects it, so it
  * names the node), CA and namespace file. Checks who it is and that its self-checks passed.

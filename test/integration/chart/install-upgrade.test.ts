@@ -11,7 +11,7 @@ import { repositoryFile } from "../../harness/binaries.js";
 import { helm, helmBinary } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import { expectExactGrants, expectModeVerdicts } from "../../harness/mode-permissions.js";
-import { type InClusterRun, runModeScenario, startInCluster } from "../../harness/mode-scenarios.js";
+import { inClusterRuns, runModeScenario } from "../../harness/mode-scenarios.js";
 import { installMonitoringCrds, removeMonitoringCrds } from "../../harness/monitoring-crds.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { applyNamespace, INSTALL, type Overlay, uninstall } from "../../harness/overlays.js";
@@ -32,7 +32,7 @@ const KINDS =
 describe("chart: helm install, then helm upgrade through every mode and back", function () {
   this.timeout(20 * 60_000);
   let chart: string;
-  let run: InClusterRun | undefined;
+  const runs = inClusterRuns();
 
   before(async () => {
     const plane = controlPlane();
@@ -49,12 +49,6 @@ describe("chart: helm install, then helm upgrade through every mode and back", f
       stdio: ["ignore", "pipe", "pipe"],
     }).trim();
     expect(chart).to.equal(join(out, "cni-repair-0.0.0-test.tgz"));
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(run?.controller.output());
-    if (run) expect(await run.stop()).to.equal(0);
-    run = undefined;
   });
 
   after(async () => {
@@ -155,12 +149,11 @@ describe("chart: helm install, then helm upgrade through every mode and back", f
         plane,
         namespace,
         start: async (nodeName, podName) => {
-          run = await startInCluster(plane, container, { nodeName, podName }, namespace);
+          const run = await runs.start(plane, container, { nodeName, podName }, namespace);
           return run.controller;
         },
       });
-      if (run) expect(await run.stop(), `${mode} controller exit`).to.equal(0);
-      run = undefined;
+      expect(await runs.stop(), `${mode} controller exit`).to.equal(0);
     }
   });
 });

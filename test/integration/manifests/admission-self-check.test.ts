@@ -5,7 +5,7 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { createCniAgent } from "../../harness/cni-agents.js";
 import { kubectl } from "../../harness/kubectl.js";
-import { type InClusterRun, startInCluster } from "../../harness/mode-scenarios.js";
+import { inClusterRuns } from "../../harness/mode-scenarios.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controllerContainer, installOverlay, type Rendered, uninstall } from "../../harness/overlays.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -14,7 +14,7 @@ describe("manifests: the startup check of the admission policies", function () {
   this.timeout(120_000);
   let rendered: Rendered;
   let namespace: string;
-  let run: InClusterRun | undefined;
+  const runs = inClusterRuns();
 
   before(async () => {
     const plane = controlPlane();
@@ -24,18 +24,12 @@ describe("manifests: the startup check of the admission policies", function () {
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: `${namespace}-a`, readySince: new Date(0) });
   });
 
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(run?.controller.output());
-    if (run) expect(await run.stop()).to.equal(0);
-    run = undefined;
-  });
-
   after(async () => {
     await uninstall(controlPlane());
   });
 
   const start = async (podName: string, checked: "checked" | "warned") =>
-    await startInCluster(
+    await runs.start(
       controlPlane(),
       controllerContainer(rendered),
       { nodeName: `${namespace}-a`, podName },
@@ -46,7 +40,7 @@ describe("manifests: the startup check of the admission policies", function () {
     );
 
   it("installed: one line naming both policies, no warning", async () => {
-    run = await start("cni-repair-as-0", "checked");
+    const run = await start("cni-repair-as-0", "checked");
     const [checked] = run.controller.logsWith("admission policies checked");
     expect(checked?.policies).to.deep.equal(["cni-repair-meshed-pods", "cni-repair-own-node"]);
     expect(run.controller.logs.filter((line) => line.level === "warn")).to.deep.equal([]);
@@ -54,7 +48,7 @@ describe("manifests: the startup check of the admission policies", function () {
 
   it("a binding missing: a warning naming the policy and what is missing; the controller runs on", async () => {
     await kubectl(["delete", "validatingadmissionpolicybinding", "cni-repair-own-node"], { plane: controlPlane() });
-    run = await start("cni-repair-as-1", "warned");
+    const run = await start("cni-repair-as-1", "warned");
     expect(run.controller.logsWith("admission policies checked")).to.deep.equal([]);
     const warnings = run.controller.logs.filter((line) => line.level === "warn").map((line) => line.msg);
     expect(warnings).to.deep.equal(["admission policy missing"]);

@@ -2,8 +2,7 @@
 // server-side apply, run "in-cluster" with a TokenRequest token of its ServiceAccount and the args and env of its
 // rendered workload (test/harness/mode-scenarios.ts says what each mode must do).
 import { CoreV1Api } from "@kubernetes/client-node";
-import { expect } from "chai";
-import { type InClusterRun, runModeScenario, startInCluster } from "../../harness/mode-scenarios.js";
+import { inClusterRuns, runModeScenario } from "../../harness/mode-scenarios.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controllerContainer, installOverlay, OVERLAYS, uninstall } from "../../harness/overlays.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -16,13 +15,7 @@ const JOBS = {
 } as const;
 
 describe("manifests: each overlay's controller in-cluster, with only its own permissions", () => {
-  let run: InClusterRun | undefined;
-
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(run?.controller.output());
-    if (run) expect(await run.stop()).to.equal(0);
-    run = undefined;
-  });
+  const runs = inClusterRuns();
 
   after(async () => {
     await uninstall(controlPlane());
@@ -37,7 +30,7 @@ describe("manifests: each overlay's controller in-cluster, with only its own per
         plane,
         namespace,
         start: async (nodeName, podName) => {
-          run = await startInCluster(plane, controllerContainer(rendered), { nodeName, podName }, namespace);
+          const run = await runs.start(plane, controllerContainer(rendered), { nodeName, podName }, namespace);
           return run.controller;
         },
       });
