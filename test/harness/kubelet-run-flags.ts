@@ -40,6 +40,9 @@ export function kubeletRunFlags(pod: V1PodSpec, container: V1Container): string[
   if (seccomp === "Unconfined") flags.push("--security-opt=seccomp=unconfined");
   else if (seccomp !== undefined && seccomp !== "RuntimeDefault") throw new Error(`seccomp profile ${seccomp}`);
 
+  // A container's command replaces the image's entry point (its args, the image's CMD, follow the image name).
+  if (container.command?.length) flags.push(`--entrypoint=${JSON.stringify(container.command)}`);
+
   for (const mount of container.volumeMounts ?? []) {
     const volume = (pod.volumes ?? []).find((candidate) => candidate.name === mount.name);
     if (!volume?.emptyDir) throw new Error(`volume ${mount.name}: only emptyDir volumes are translated`);

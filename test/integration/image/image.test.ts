@@ -1,7 +1,7 @@
-// The image `make image` built, run the way the kubelet runs the cluster overlay's pod: podman (with runc) starts
-// the amd64 image with the pod's securityContext (read-only root, all capabilities dropped, UID 65532), its
-// args and env, and a TokenRequest token, CA and namespace mounted where a pod has them; the API server is the
-// test's (host network, loopback).
+// The image `make image` built, run the way the kubelet runs the cluster and per-node overlays' pods: podman (with
+// runc) starts the amd64 image with the pod's securityContext (read-only root, all capabilities dropped, UID 65532),
+// its container's command, args and env, and a TokenRequest token bound to a pod on the node, CA and namespace
+// mounted where a pod has them; the API server is the test's (host network, loopback).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
@@ -9,6 +9,7 @@ import { expect } from "chai";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
+import { type ControllerPod, createControllerPod, deleteControllerPod } from "../../harness/controller-pod.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { pinnedInputs, productionNpmPackages } from "../../harness/image-inputs.js";
 import { kubeletRunFlags } from "../../harness/kubelet-run-flags.js";
@@ -18,6 +19,7 @@ import {
   controllerContainer,
   INSTALL,
   installOverlay,
+  type Overlay,
   podCommand,
   uninstall,
   workloadOf,
@@ -97,12 +99,14 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
     }
   });
 
-  describe("in-cluster with the cluster overlay's pod spec and permissions", () => {
+  describe("in-cluster with each workload's pod spec and permissions", () => {
     let api: CoreV1Api;
     let namespace: string;
+    let ownPod: ControllerPod | undefined;
     let identity: InCluster | undefined;
     let controller: ControllerProcess | undefined;
     const container = `cni-repair-image-${process.pid}`;
+    const serviceAccount = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`;
 
     beforeEach(async () => {
       api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
@@ -114,45 +118,36 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
       await controller?.stop("SIGKILL", 1_000);
       await podman.run("rm", "--force", "--time", "0", container);
       identity?.cleanup();
+      if (ownPod) await deleteControllerPod(controlPlane(), ownPod);
       await uninstall(controlPlane());
     });
 
-    /** The container's main process as the kernel sees it: /proc/<pid>/status and the root mount's options. */
-    const processOf = async () => {
-      const pid = await podman.ok("inspect", "--format", "{{.State.Pid}}", container);
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, "m").exec(status)?.[1]?.split(/\s+/);
-      const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
-        .split("\n")
-        .map((line) => line.split(" "))
-        .find((fields) => fields[4] === "/");
-      return {
-        uid: field("Uid"),
-        gid: field("Gid"),
-        effectiveCapabilities: field("CapEff")?.[0],
-        boundingCapabilities: field("CapBnd")?.[0],
-        noNewPrivileges: field("NoNewPrivs")?.[0],
-        rootMountOptions: rootMount?.[5]?.split(","),
-      };
-    };
-
-    it("takes the Lease, passes its permission check, repairs a broken pod, serves /metrics, exits 0 within 2 s of SIGTERM", async () => {
+    /**
+     * Installs the overlay and runs its controller container from the image as the kubelet would run the workload's
+     * pod on node `<namespace>-a`: the pod's securityContext, the container's command, args and env, and a token
+     * bound to a pod of the ServiceAccount on that node (so it names the node), with the CA and namespace file.
+     */
+    const startInImage = async (overlay: Overlay): Promise<{ command: string[] | undefined; node: string }> => {
       const plane = controlPlane();
-      const { rendered } = await installOverlay(plane, "cluster");
+      const node = `${namespace}-a`;
+      const { rendered } = await installOverlay(plane, overlay);
       const podSpec = workloadOf(rendered).spec?.template.spec;
-      if (!podSpec) throw new Error("the cluster overlay renders no pod spec");
-      const { args, env } = podCommand(controllerContainer(rendered), {
-        namespace: INSTALL.namespace,
-        nodeName: `${namespace}-a`,
-        podName: POD_NAME,
-      });
+      if (!podSpec) throw new Error(`the ${overlay} overlay renders no pod spec`);
+      const spec = controllerContainer(rendered);
+      const { args, env } = podCommand(spec, { namespace: INSTALL.namespace, nodeName: node, podName: POD_NAME });
       await createCniAgent(api, {
         namespace,
         mesh: "istio",
-        nodeName: `${namespace}-a`,
+        nodeName: node,
         readySince: new Date(Date.now() - 3_600_000),
       });
-      identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount);
+      ownPod = await createControllerPod(plane, {
+        namespace: INSTALL.namespace,
+        serviceAccount: INSTALL.serviceAccount,
+        podName: POD_NAME,
+        nodeName: node,
+      });
+      identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount, ownPod);
       const secrets = join(identity.env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "", SERVICE_ACCOUNT_DIR);
       const containerEnv = {
         ...env,
@@ -165,7 +160,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
           `--name=${container}`,
           "--pull=never",
           "--network=host",
-          ...kubeletRunFlags(podSpec, controllerContainer(rendered)),
+          ...kubeletRunFlags(podSpec, spec),
           `--volume=${secrets}:/${SERVICE_ACCOUNT_DIR}:ro`,
           ...Object.entries(containerEnv).map(([name, value]) => `--env=${name}=${value}`),
           imageId,
@@ -174,20 +169,73 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
         args: [...args, `--field-selector=metadata.namespace=${namespace}`, "--http-port=0"],
         readyTimeoutMs: 90_000,
       });
+      expect(controller.logsWith("connected")[0]?.identity).to.equal(serviceAccount);
+      expect(controller.logsWith("permissions checked")).to.have.length(1);
+      expect(controller.logsWith("admission policies checked")).to.have.length(1);
+      return { command: spec.command, node };
+    };
 
-      const running = await processOf();
+    /** The container's main process as the kernel sees it: its command line, /proc/<pid>/status and the root mount. */
+    const processOf = async () => {
+      const pid = await podman.ok("inspect", "--format", "{{.State.Pid}}", container);
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, "m").exec(status)?.[1]?.split(/\s+/);
+      const rootMount = readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+        .split("\n")
+        .map((line) => line.split(" "))
+        .find((fields) => fields[4] === "/");
+      return {
+        commandLine: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1),
+        uid: field("Uid"),
+        gid: field("Gid"),
+        effectiveCapabilities: field("CapEff")?.[0],
+        boundingCapabilities: field("CapBnd")?.[0],
+        noNewPrivileges: field("NoNewPrivs")?.[0],
+        rootMountOptions: rootMount?.[5]?.split(","),
+      };
+    };
+
+    const expectRestricted = (running: Awaited<ReturnType<typeof processOf>>) => {
       expect(running.uid).to.deep.equal(["65532", "65532", "65532", "65532"]);
       expect(running.gid).to.deep.equal(["65532", "65532", "65532", "65532"]);
       expect(running.effectiveCapabilities).to.equal("0000000000000000");
       expect(running.boundingCapabilities).to.equal("0000000000000000");
       expect(running.noNewPrivileges).to.equal("1");
       expect(running.rootMountOptions).to.include("ro");
+    };
 
-      expect(controller.logsWith("connected")[0]?.identity).to.equal(
-        `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
+    /** The broken pod on the node is deleted by the ServiceAccount, and the repair counted on /metrics. */
+    const expectRepaired = async (name: string) => {
+      const plane = controlPlane();
+      await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, namespace).length === 1, {
+        timeoutMs: 30_000,
+      });
+      const [deleted] = controllerDeletes(plane.auditLogPath, namespace);
+      expect(deleted?.objectRef?.name).to.equal(name);
+      expect(deleted?.responseStatus?.code).to.equal(200);
+      expect(deleted?.user?.username).to.equal(serviceAccount);
+      await waitFor(
+        "the repair on /metrics",
+        async () =>
+          (await controller?.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) === 1,
       );
-      expect(controller.logsWith("permissions checked")).to.have.length(1);
-      const coordination = plane.kubeConfig().makeApiClient(CoordinationV1Api);
+    };
+
+    /** As the kubelet stops a container: the runtime signals its main process (node, PID 1 in the container). */
+    const expectCleanStop = async (running: ControllerProcess) => {
+      const signalled = Date.now();
+      await podman.ok("kill", "--signal=SIGTERM", container);
+      const code = await running.exited;
+      const finished = Date.parse(await podman.ok("inspect", "--format", "{{.State.FinishedAt}}", container));
+      expect(code).to.equal(0);
+      expect(await podman.ok("inspect", "--format", "{{.State.ExitCode}}", container)).to.equal("0");
+      expect(finished - signalled, "ms from SIGTERM to the container's exit").to.be.below(2_000);
+    };
+
+    it("cluster: takes the Lease, passes its checks, repairs a broken pod, serves /metrics, exits 0 within 2 s of SIGTERM", async () => {
+      const { node } = await startInImage("cluster");
+      expectRestricted(await processOf());
+      const coordination = controlPlane().kubeConfig().makeApiClient(CoordinationV1Api);
       await waitFor(
         "the Lease",
         async () => {
@@ -196,29 +244,25 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
         },
         { timeoutMs: 30_000 },
       );
+      await createPodInState(api, { namespace, name: "broken", nodeName: node });
+      await expectRepaired("broken");
+      await expectCleanStop(controller as ControllerProcess);
+    });
 
-      await createPodInState(api, { namespace, name: "broken", nodeName: `${namespace}-a` });
-      await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, namespace).length === 1, {
-        timeoutMs: 30_000,
-      });
-      const [deleted] = controllerDeletes(plane.auditLogPath, namespace);
-      expect(deleted?.objectRef?.name).to.equal("broken");
-      expect(deleted?.responseStatus?.code).to.equal(200);
-      expect(deleted?.user?.username).to.equal(`system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`);
-      await waitFor(
-        "the repair on /metrics",
-        async () =>
-          (await controller?.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })) === 1,
-      );
-
-      // As the kubelet stops a container: the runtime signals its main process (node, PID 1 in the container).
-      const signalled = Date.now();
-      await podman.ok("kill", "--signal=SIGTERM", container);
-      const code = await controller.exited;
-      const finished = Date.parse(await podman.ok("inspect", "--format", "{{.State.FinishedAt}}", container));
-      expect(code).to.equal(0);
-      expect(await podman.ok("inspect", "--format", "{{.State.ExitCode}}", container)).to.equal("0");
-      expect(finished - signalled, "ms from SIGTERM to the container's exit").to.be.below(2_000);
+    it("per-node: runs the DaemonSet's command (Node flags before the script), repairs only its node's broken pod, exits 0 within 2 s of SIGTERM", async () => {
+      const { command, node } = await startInImage("per-node");
+      const running = await processOf();
+      expectRestricted(running);
+      expect(command, "the DaemonSet overrides the entry point with Node flags").to.have.length.above(2);
+      expect(running.commandLine.slice(0, command?.length)).to.deep.equal(command);
+      await createPodInState(api, { namespace, name: "broken-elsewhere", nodeName: `${namespace}-b` });
+      await createPodInState(api, { namespace, name: "broken", nodeName: node });
+      await expectRepaired("broken");
+      await expectCleanStop(controller as ControllerProcess);
+      // Stopped after its own node's repair: the other node's broken pod was never its to touch.
+      expect(
+        controllerDeletes(controlPlane().auditLogPath, namespace).map((event) => event.objectRef?.name),
+      ).to.deep.equal(["broken"]);
     });
   });
 });
