@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { startBenchCluster } from "./lib/cluster.js";
 import { bareListMs, type ControllerKind, detectOurFlags, OUR_MAIN } from "./lib/controllers.js";
 import { FakeKubelet } from "./lib/fake-kubelet.js";
+import { inClusterEnvironment } from "./lib/in-cluster.js";
 import { BenchClient } from "./lib/kube-client.js";
 import { describeMachine } from "./lib/machine.js";
 import { growPopulation } from "./lib/population.js";
@@ -20,7 +21,7 @@ import { type FloorRun, sizeTable } from "./report/table.js";
 import type { BenchContext } from "./scenarios/context.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
-import { createNodeAgentPods, inClusterEnvironment, type PerNodeRun, runPerNode } from "./scenarios/per-node.js";
+import { AGENT_NAMESPACE, createNodeAgentPods, type PerNodeRun, runPerNode } from "./scenarios/per-node.js";
 import { runSoak, type SoakResult } from "./scenarios/soak.js";
 import { runTrial, type TrialResult } from "./scenarios/trial.js";
 
@@ -60,9 +61,12 @@ const clients = {
 };
 const kubelet = new FakeKubelet(clients.kubelet);
 let batches = 0;
+// Its namespace names only where a Lease would go (every run here has --leader-elect=false).
+const inCluster = inClusterEnvironment(cluster, AGENT_NAMESPACE);
 const ctx: BenchContext = {
   cluster,
   kubeconfig: cluster.plane.kubeconfigPath,
+  inClusterEnv: inCluster.env,
   ...clients,
   kubelet,
   params,
@@ -85,17 +89,12 @@ try {
   kubelet.start();
   if (params.perNodeRounds > 0) {
     await createNodeAgentPods(ctx);
-    const inCluster = inClusterEnvironment(cluster);
-    try {
-      for (let round = 1; round <= params.perNodeRounds; round++) {
-        for (const controller of round % 2 === 1 ? kinds : [...kinds].reverse()) {
-          const run = await runPerNode(ctx, round, controller, inCluster.env);
-          perNodeRuns.push(run);
-          progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
-        }
+    for (let round = 1; round <= params.perNodeRounds; round++) {
+      for (const controller of round % 2 === 1 ? kinds : [...kinds].reverse()) {
+        const run = await runPerNode(ctx, round, controller);
+        perNodeRuns.push(run);
+        progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
       }
-    } finally {
-      inCluster.cleanup();
     }
   }
   let population = 0;
@@ -150,6 +149,7 @@ try {
 } finally {
   await kubelet.stop();
   for (const client of Object.values(clients)) await client.close();
+  inCluster.cleanup();
   await cluster.stop();
 }
 

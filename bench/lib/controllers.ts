@@ -85,10 +85,10 @@ export type StartOptions = {
   /** Required for kind "candidate". */
   readonly candidate?: Candidate;
   /**
-   * In-cluster style (per-node runs): cni-repair gets this environment (mounted token, CA, namespace,
-   * KUBERNETES_SERVICE_HOST/PORT) instead of a kubeconfig. The baseline keeps its kubeconfig.
+   * cni-repair's environment, as installed (lib/in-cluster.ts): mounted token, CA, namespace,
+   * KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. The baseline keeps its kubeconfig.
    */
-  readonly inClusterEnv?: Record<string, string>;
+  readonly inClusterEnv: Record<string, string>;
   /** Per-node runs: the baseline watches only this node's pods (cni-repair gets --node-name in extraArgs). */
   readonly nodeName?: string;
 };
@@ -124,14 +124,8 @@ export async function startController(options: StartOptions): Promise<StartedCon
   if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
   const child = new ProbedProcess({
     script: options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN,
-    args: [
-      ...(options.inClusterEnv ? [] : [`--kubeconfig=${options.kubeconfig}`]),
-      "--http-address=127.0.0.1",
-      "--http-port=0",
-      "--log-format=json",
-      ...options.extraArgs,
-    ],
-    env: options.inClusterEnv ? { PATH: process.env.PATH ?? "", ...options.inClusterEnv } : baseEnv(options.kubeconfig),
+    args: ["--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
+    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv },
     nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
   });
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);

@@ -7,7 +7,10 @@ import type { BenchParams } from "../params.js";
 
 export type BenchContext = {
   readonly cluster: BenchCluster;
+  /** The baseline's and the floor's access; cni-repair runs in cluster instead (inClusterEnv). */
   readonly kubeconfig: string;
+  /** cni-repair's environment as a pod of the installed workload (lib/in-cluster.ts). */
+  readonly inClusterEnv: Record<string, string>;
   /** Creates and cleans up pods (user agent bench-setup). */
   readonly setup: BenchClient;
   /** Writes the broken statuses (user agent bench-break, which the audit reader looks for). */

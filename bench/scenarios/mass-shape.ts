@@ -7,6 +7,7 @@ export async function massRepairWithDefaultLimits(ctx: BenchContext, size: numbe
   const started = await startController({
     kind: "cni-repair",
     kubeconfig: ctx.kubeconfig,
+    inClusterEnv: ctx.inClusterEnv,
     // Only what this cluster needs (no CNI agents, one replica); every limit at its default.
     extraArgs: ctx.ourFlags.always,
     readyTimeoutMs: 60_000 + size * 5,

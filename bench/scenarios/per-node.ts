@@ -1,12 +1,7 @@
-// The per-node mode (a DaemonSet's instance) in-cluster style: a mounted token, CA and namespace under a root,
-// KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. Per run: spawn → ready on an empty node, memory there (idle),
-// then a second process on a node with 110 pods (the kubelet's default maximum) and its memory after sync; CPU
-// time from spawn to ready of each.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// The per-node mode (a DaemonSet's instance), in cluster as every cni-repair run of the bench (lib/in-cluster.ts).
+// Per run: spawn → ready on an empty node, memory there (idle), then a second process on a node with 110 pods (the
+// kubelet's default maximum) and its memory after sync; CPU time from spawn to ready of each.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BenchCluster } from "../lib/cluster.js";
 import { type ControllerKind, type StartedController, startController } from "../lib/controllers.js";
 import { inParallel } from "../lib/kube-client.js";
 import { createRunningPod, ensureNamespace } from "../lib/population.js";
@@ -48,35 +43,7 @@ export async function createNodeAgentPods(ctx: BenchContext): Promise<void> {
   });
 }
 
-/** What a pod sees of its service account, under a root (CNI_REPAIR_IN_CLUSTER_ROOT), with the bench's token. */
-export function inClusterEnvironment(cluster: BenchCluster): { env: Record<string, string>; cleanup(): void } {
-  const root = mkdtempSync(join(tmpdir(), "cni-repair-bench-in-cluster-"));
-  const secrets = join(root, "var/run/secrets/kubernetes.io/serviceaccount");
-  mkdirSync(secrets, { recursive: true });
-  writeFileSync(join(secrets, "token"), cluster.access.token);
-  writeFileSync(join(secrets, "ca.crt"), cluster.access.caPem);
-  writeFileSync(join(secrets, "namespace"), AGENT_NAMESPACE);
-  const home = join(root, "home");
-  mkdirSync(home);
-  const server = new URL(cluster.access.server);
-  return {
-    env: {
-      KUBERNETES_SERVICE_HOST: server.hostname,
-      KUBERNETES_SERVICE_PORT: server.port,
-      CNI_REPAIR_IN_CLUSTER_ROOT: root,
-      HOME: home,
-      POD_NAMESPACE: AGENT_NAMESPACE,
-    },
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
-  };
-}
-
-export async function runPerNode(
-  ctx: BenchContext,
-  round: number,
-  controller: ControllerKind,
-  inClusterEnv: Record<string, string>,
-): Promise<PerNodeRun> {
+export async function runPerNode(ctx: BenchContext, round: number, controller: ControllerKind): Promise<PerNodeRun> {
   const run: PerNodeRun = { round, controller };
   const start = async (node: string) =>
     await startController({
@@ -84,7 +51,7 @@ export async function runPerNode(
       kubeconfig: ctx.kubeconfig,
       extraArgs: [...ctx.ourFlags.always, `--node-name=${node}`],
       readyTimeoutMs: READY_TIMEOUT_MS,
-      inClusterEnv,
+      inClusterEnv: ctx.inClusterEnv,
       nodeName: node,
       ...(ctx.candidate && { candidate: ctx.candidate }),
     });

@@ -55,6 +55,7 @@ export async function runSoak(ctx: BenchContext, size: number): Promise<SoakResu
         const started = await startController({
           kind: controller,
           kubeconfig: ctx.kubeconfig,
+          inClusterEnv: ctx.inClusterEnv,
           extraArgs: [...ctx.ourFlags.always, ...ctx.ourFlags.limitsOff],
           readyTimeoutMs: 60_000 + size * 5,
           ...(ctx.candidate && { candidate: ctx.candidate }),

@@ -59,6 +59,7 @@ export async function runTrial(ctx: BenchContext, plan: TrialPlan): Promise<Tria
     started = await startController({
       kind: plan.controller,
       kubeconfig: ctx.kubeconfig,
+      inClusterEnv: ctx.inClusterEnv,
       extraArgs: [...ctx.ourFlags.always, ...ctx.ourFlags.limitsOff],
       readyTimeoutMs: 60_000 + plan.size * 5,
       ...(ctx.candidate && { candidate: ctx.candidate }),
