@@ -46,9 +46,48 @@ export function inClusterRuns() {
 }
 
 /**
+ * The install's ServiceAccount as a pod of the workload on the node has it: that pod (created, never started) and a
+ * token bound to it, as the kubelet projects it (so it names the node), with the CA and namespace file.
+ */
+export async function installedPodIdentity(
+  plane: ControlPlane,
+  placement: { nodeName: string; podName: string },
+): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }> {
+  const pod = await createControllerPod(plane, {
+    namespace: INSTALL.namespace,
+    serviceAccount: INSTALL.serviceAccount,
+    ...placement,
+  });
+  const identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount, pod);
+  return {
+    env: identity.env,
+    cleanup: async () => {
+      identity.cleanup();
+      await deleteControllerPod(plane, pod);
+    },
+  };
+}
+
+/**
+ * The started controller is the install's ServiceAccount, and its startup self-checks passed: every permission the
+ * mode needs (SelfSubjectAccessReviews), and the admission policies of the install in force (or warned about).
+ */
+export function expectInstalledIdentity(
+  controller: ControllerProcess,
+  expected: { admissionPolicies: "checked" | "warned" } = { admissionPolicies: "checked" },
+): void {
+  expect(controller.logsWith("connected")[0]?.identity).to.equal(
+    `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
+  );
+  expect(controller.logsWith("permissions checked")).to.have.length(1);
+  expect(controller.logsWith("admission policies checked")).to.have.length(
+    expected.admissionPolicies === "checked" ? 1 : 0,
+  );
+}
+
+/**
  * Starts the controller as a pod of the workload would run on the node: the container's args and env (downward API
- * resolved), the ServiceAccount's token bound to a pod of that name on the node (as the kubelet projects it, so it
- * names the node), CA and namespace file. Checks who it is and that its self-checks passed.
+ * resolved) and the installed pod's identity (installedPodIdentity). Checks who it is and that its self-checks passed.
  */
 export async function startInCluster(
   plane: ControlPlane,
@@ -59,22 +98,13 @@ export async function startInCluster(
   expected: { admissionPolicies: "checked" | "warned" } = { admissionPolicies: "checked" },
 ): Promise<InClusterRun> {
   const { args, env, nodeFlags } = podCommand(container, { namespace: INSTALL.namespace, ...placement });
-  const pod = await createControllerPod(plane, {
-    namespace: INSTALL.namespace,
-    serviceAccount: INSTALL.serviceAccount,
-    ...placement,
-  });
-  const identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount, pod);
-  const cleanup = async () => {
-    identity.cleanup();
-    await deleteControllerPod(plane, pod);
-  };
+  const identity = await installedPodIdentity(plane, placement);
   const controller = await ControllerProcess.start({
     args: [...args, `--field-selector=metadata.namespace=${watchNamespace}`, "--http-port=0"],
     env: { ...env, ...identity.env },
     nodeFlags,
   }).catch(async (error: unknown) => {
-    await cleanup();
+    await identity.cleanup();
     throw error;
   });
   const run = {
@@ -83,19 +113,11 @@ export async function startInCluster(
       try {
         return await controller.stop();
       } finally {
-        await cleanup();
+        await identity.cleanup();
       }
     },
   };
-  expect(controller.logsWith("connected")[0]?.identity).to.equal(
-    `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`,
-  );
-  // The startup self-check (SelfSubjectAccessReviews) found every permission the mode needs, and the admission
-  // policies of the install in place.
-  expect(controller.logsWith("permissions checked")).to.have.length(1);
-  expect(controller.logsWith("admission policies checked")).to.have.length(
-    expected.admissionPolicies === "checked" ? 1 : 0,
-  );
+  expectInstalledIdentity(controller, expected);
   return run;
 }
 

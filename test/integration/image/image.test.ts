@@ -9,10 +9,10 @@ import { expect } from "chai";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
-import { type ControllerPod, createControllerPod, deleteControllerPod } from "../../harness/controller-pod.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { pinnedInputs, productionNpmPackages } from "../../harness/image-inputs.js";
 import { kubeletRunFlags } from "../../harness/kubelet-run-flags.js";
+import { expectInstalledIdentity, installedPodIdentity } from "../../harness/mode-scenarios.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { OciLayout } from "../../harness/oci-layout.js";
 import {
@@ -25,7 +25,6 @@ import {
   workloadOf,
 } from "../../harness/overlays.js";
 import { Podman } from "../../harness/podman.js";
-import { type InCluster, inClusterAs } from "../../harness/service-account-files.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 
@@ -102,11 +101,9 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
   describe("in-cluster with each workload's pod spec and permissions", () => {
     let api: CoreV1Api;
     let namespace: string;
-    let ownPod: ControllerPod | undefined;
-    let identity: InCluster | undefined;
+    let identity: { env: Record<string, string>; cleanup(): Promise<void> } | undefined;
     let controller: ControllerProcess | undefined;
     const container = `cni-repair-image-${process.pid}`;
-    const serviceAccount = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`;
 
     beforeEach(async () => {
       api = controlPlane().kubeConfig().makeApiClient(CoreV1Api);
@@ -117,8 +114,8 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
       if (this.currentTest?.state === "failed") console.log(controller?.output());
       await controller?.stop("SIGKILL", 1_000);
       await podman.run("rm", "--force", "--time", "0", container);
-      identity?.cleanup();
-      if (ownPod) await deleteControllerPod(controlPlane(), ownPod);
+      await identity?.cleanup();
+      identity = undefined;
       await uninstall(controlPlane());
     });
 
@@ -141,13 +138,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
         nodeName: node,
         readySince: new Date(Date.now() - 3_600_000),
       });
-      ownPod = await createControllerPod(plane, {
-        namespace: INSTALL.namespace,
-        serviceAccount: INSTALL.serviceAccount,
-        podName: POD_NAME,
-        nodeName: node,
-      });
-      identity = await inClusterAs(plane, INSTALL.namespace, INSTALL.serviceAccount, ownPod);
+      identity = await installedPodIdentity(plane, { nodeName: node, podName: POD_NAME });
       const secrets = join(identity.env.CNI_REPAIR_IN_CLUSTER_ROOT ?? "", SERVICE_ACCOUNT_DIR);
       const containerEnv = {
         ...env,
@@ -169,9 +160,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
         args: [...args, `--field-selector=metadata.namespace=${namespace}`, "--http-port=0"],
         readyTimeoutMs: 90_000,
       });
-      expect(controller.logsWith("connected")[0]?.identity).to.equal(serviceAccount);
-      expect(controller.logsWith("permissions checked")).to.have.length(1);
-      expect(controller.logsWith("admission policies checked")).to.have.length(1);
+      expectInstalledIdentity(controller);
       return { command: spec.command, node };
     };
 
@@ -213,7 +202,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
       const [deleted] = controllerDeletes(plane.auditLogPath, namespace);
       expect(deleted?.objectRef?.name).to.equal(name);
       expect(deleted?.responseStatus?.code).to.equal(200);
-      expect(deleted?.user?.username).to.equal(serviceAccount);
+      expect(deleted?.user?.username).to.equal(`system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`);
       await waitFor(
         "the repair on /metrics",
         async () =>
