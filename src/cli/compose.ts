@@ -161,9 +161,10 @@ export function composeController(
 
   // 4. The queue and the workers. A new term paces from empty (the previous leader may have spent the burst a
   // moment ago: see README) and looks at every known broken pod again.
+  const standard = metrics.controllerRuntime;
   const queue = new WorkQueue({
     backoff: { baseMs: config.retryBaseDelayMs, maxMs: config.retryMaxDelayMs, jitter: 0.5 },
-    observer: metrics.controllerRuntime.queue(metrics.controllerRuntime.name),
+    observer: standard.queue(standard.name),
   });
   const resync = new Publisher<void>();
   const controller = new Controller({
@@ -171,12 +172,13 @@ export function composeController(
     reconciler,
     workers: config.workers,
     maxRetries: config.maxRetries,
-    ...(options.leadership && { leadership: options.leadership }),
+    leadership: options.leadership,
     onLeading: () => {
       guards.startTerm();
       resync.publish();
     },
-    metrics,
+    metrics: standard.controller(standard.name, config.workers),
+    retriesExhausted: metrics.retriesExhausted,
     logger: logger.child({ component: "controller" }),
   });
 
@@ -208,7 +210,6 @@ export function composeController(
   const enqueue = ({ key, afterMs }: Request) => {
     if (afterMs === undefined) queue.add(key);
     else queue.addAfter(key, afterMs);
-    metrics.queueDepth.set(queue.depth);
   };
   const triggers = podTriggers(
     {
@@ -232,6 +233,7 @@ export function composeController(
     agents: [...new Set(cniAgents)],
     logger: logger.child({ component: "startup-taints" }),
     registry: options.registry,
+    standard,
     leadership: options.leadership,
     readOnly: options.startupTaintsReadOnly === true,
     events,
@@ -254,7 +256,7 @@ export function composeController(
       ...(startupTaints ? [startupTaints.reflector] : []),
     ],
     elector: options.elector,
-    workers: [controller, ...(startupTaints ? [startupTaints.taints] : [])],
+    workers: [controller, ...(startupTaints ? [startupTaints.controller] : [])],
     ticks: [
       ...(config.resyncPeriodMs > 0 ? [{ everyMs: config.resyncPeriodMs, tick: () => resync.publish() }] : []),
       { everyMs: STORM_EXPIRY_CHECK_MS, tick: () => guards.expire() },

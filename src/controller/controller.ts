@@ -1,66 +1,84 @@
-// The workers: take keys from the queue, reconcile each with bounded concurrency, and turn the outcome into what
-// the queue does next (forget, look again later, retry with backoff, give up). With leader election, only the
-// leader reconciles; followers keep their queue deduplicated and act on nothing.
-import PQueue from "p-queue";
+// A controller: runs one reconciler over a keyed work queue with N workers, each a loop on queue.get(), as
+// client-go's and controller-runtime's controllers do. The queue guarantees one reconcile per key at a time; the
+// outcome decides what the queue does next (forget, look again later, retry with backoff, give up). With leader
+// election only the leader reconciles: followers keep their queue deduplicated and act on nothing. Pods and
+// startup taints both run on it.
 import type { Logger } from "../observe/logger.js";
-import type { Metrics } from "../observe/metrics.js";
+import type { ControllerSeries } from "../observe/standard-metrics.js";
 import type { WorkQueue } from "../queue/work-queue.js";
 import { messageOf } from "../util/message-of.js";
-import { recordReconcile } from "./reconcile-metrics.js";
-import type { ReconcileResult, Reconciler } from "./reconciler.js";
+import { type ReconcileResult, reconcileResultLabel } from "./reconcile-result.js";
 
-/** Leadership as the controller sees it; absent when this instance always acts. */
+/** Leadership as a controller sees it; absent when this instance always acts. */
 export type Leadership = {
   readonly isLeader: boolean;
   waitForLeadership(signal: AbortSignal): Promise<boolean>;
 };
 
+/** Reconciles one key: level-based, it re-reads its caches and says what the queue does next. */
+export type KeyReconciler = { reconcile(key: string): Promise<ReconcileResult> };
+
 export type ControllerOptions = {
   readonly queue: WorkQueue;
-  readonly reconciler: Pick<Reconciler, "reconcile">;
+  readonly reconciler: KeyReconciler;
   readonly workers: number;
   /** Failed attempts per key before giving up until the next change or resync. */
   readonly maxRetries: number;
-  readonly leadership?: Leadership;
+  readonly leadership?: Leadership | undefined;
   /** A term of leadership begins (before the first key of it is reconciled). */
   readonly onLeading?: () => void;
-  readonly metrics: Metrics;
+  /** The controller's reconcile series; its name labels the log lines too. */
+  readonly metrics: ControllerSeries;
+  /** Counts keys dropped after --max-retries failures. */
+  readonly retriesExhausted?: { inc(): void };
   readonly logger: Logger;
 };
 
 export class Controller {
   readonly #options: ControllerOptions;
-  readonly #executor: PQueue;
+  /** The wait for the next term, shared by the workers so a term begins (onLeading) once. */
+  #nextTerm: Promise<boolean> | undefined;
 
   constructor(options: ControllerOptions) {
     this.#options = options;
-    this.#executor = new PQueue({ concurrency: options.workers });
   }
 
-  /** Hands keys to the workers until the signal aborts (the queue shuts down), then waits for in-flight ones. */
+  /** Runs the workers until the signal aborts (the queue shuts down); resolves once each has finished its key. */
   async run(signal: AbortSignal): Promise<void> {
-    const { queue, leadership, logger } = this.#options;
+    const { queue, workers } = this.#options;
     signal.addEventListener("abort", () => queue.shutDown(), { once: true });
+    await Promise.all(Array.from({ length: workers }, () => this.#worker(signal)));
+  }
+
+  async #worker(signal: AbortSignal): Promise<void> {
     for (;;) {
-      if (leadership && !leadership.isLeader) {
-        if (!(await leadership.waitForLeadership(signal))) break;
-        logger.info("leading: acting on broken pods");
-        this.#options.onLeading?.();
-      }
-      // Take a key only when a worker is free, so keys wait in the deduplicating queue, not here.
-      await this.#executor.onSizeLessThan(1);
-      const key = await queue.get(signal);
-      if (key === undefined) break;
-      this.#options.metrics.queueDepth.set(queue.depth);
-      void this.#executor.add(() => this.#process(key));
+      if (!(await this.#leading(signal))) return;
+      const key = await this.#options.queue.get(signal);
+      if (key === undefined) return;
+      await this.#process(key);
     }
-    await this.#executor.onIdle();
+  }
+
+  /** Resolves true while this instance leads (or always acts), else once it leads again; false when aborted. */
+  #leading(signal: AbortSignal): Promise<boolean> {
+    const { leadership, logger, onLeading } = this.#options;
+    if (!leadership || leadership.isLeader) return Promise.resolve(true);
+    this.#nextTerm ??= leadership.waitForLeadership(signal).then((leading) => {
+      this.#nextTerm = undefined;
+      if (leading) {
+        logger.info("leading: reconciling");
+        onLeading?.();
+      }
+      return leading;
+    });
+    return this.#nextTerm;
   }
 
   async #process(key: string): Promise<void> {
     const { queue, reconciler, metrics, logger, leadership } = this.#options;
-    // The one check at the moment of acting: leadership may have gone while the key waited for a free worker.
-    // Hand it back untouched, for the next term (or the next leader's resync), rather than act without the Lease.
+    // The one leadership check, at the moment of acting: get() may have waited long (a frozen process, a quiet
+    // queue) and the Lease may have gone meanwhile. Hand the key back untouched, for the next term (or the next
+    // leader's own caches), rather than act without the Lease. No await between here and the reconcile's start.
     if (leadership && !leadership.isLeader) {
       queue.done(key);
       queue.add(key);
@@ -68,25 +86,28 @@ export class Controller {
     }
     const started = performance.now();
     let result: ReconcileResult;
+    metrics.working(1);
     try {
       result = await reconciler.reconcile(key);
     } catch (error) {
-      // A bug or an unexpected error must not kill the worker: log it and retry like a failed action.
+      // A bug must not kill the worker: log it, count it, and retry like a failed action.
+      metrics.panicked();
       logger.error("reconcile threw", {
         key,
         error: error instanceof Error && error.stack ? error.stack : String(error),
       });
       result = { kind: "retry", notBeforeMs: 0, error: messageOf(error) };
+    } finally {
+      metrics.working(-1);
     }
-    recordReconcile(metrics, result, (performance.now() - started) / 1000);
+    metrics.reconciled(reconcileResultLabel(result), (performance.now() - started) / 1000);
     this.#requeue(key, result);
     queue.done(key);
-    metrics.queueDepth.set(queue.depth);
   }
 
   /** What the queue does with the key after this reconcile. */
   #requeue(key: string, result: ReconcileResult): void {
-    const { queue, metrics, logger, maxRetries } = this.#options;
+    const { queue, logger, maxRetries } = this.#options;
     switch (result.kind) {
       case "done":
         queue.forget(key);
@@ -97,8 +118,8 @@ export class Controller {
         return;
       case "retry":
         if (queue.failures(key) >= maxRetries) {
-          metrics.retriesExhausted.inc();
-          logger.warn("giving up on pod until it changes or the next resync", {
+          this.#options.retriesExhausted?.inc();
+          logger.warn("giving up on the key until it changes or the next resync", {
             key,
             retries: maxRetries,
             error: result.error,
@@ -106,7 +127,6 @@ export class Controller {
           queue.forget(key);
           return;
         }
-        metrics.queueRetries.inc();
         // Retry-After from the server wins when it asks for a longer pause than our backoff.
         queue.addRateLimited(key, result.notBeforeMs);
         return;

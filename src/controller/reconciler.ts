@@ -14,18 +14,7 @@ import type { Metrics } from "../observe/metrics.js";
 import type { SafetyGuards } from "../safety/guards.js";
 import type { Holds } from "../safety/holds.js";
 import type { BrokenPods } from "./broken-pods.js";
-
-/** What the worker does next with the key. */
-export type ReconcileResult =
-  | { readonly kind: "done" }
-  /**
-   * Look again after a pause (a 409: fresher facts are on their way; or a hold that lifts with time).
-   * `keepFailures`: the pause is no fresh start (a failing delete waiting for its next turn in the pace keeps
-   * counting towards --max-retries, or it would spend a token every turn forever).
-   */
-  | { readonly kind: "requeue"; readonly afterMs: number; readonly keepFailures?: boolean }
-  /** The action failed: retry with backoff, but not before the server's Retry-After. */
-  | { readonly kind: "retry"; readonly notBeforeMs: number; readonly error: string };
+import type { ReconcileResult } from "./reconcile-result.js";
 
 export type ReconcilerDeps = {
   readonly store: PodStore;

@@ -57,12 +57,6 @@ export type Metrics = {
   readonly detections: LabelledCounter<{ rule: string }>;
   /** cni_repair_repair_latency_seconds: first seen broken until the action completed. */
   readonly repairLatencySeconds: Histogram<never>;
-  /** cni_repair_reconcile_duration_seconds */
-  readonly reconcileDurationSeconds: Histogram<never>;
-  /** cni_repair_queue_depth */
-  readonly queueDepth: Gauge<never>;
-  /** cni_repair_queue_retries_total */
-  readonly queueRetries: Counter<never>;
   /** cni_repair_retries_exhausted_total */
   readonly retriesExhausted: Counter<never>;
   /** cni_repair_watch_restarts_total */
@@ -122,13 +116,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "Time from first seeing a pod broken until its repair action completed.",
     DURATION_BUCKETS,
   );
-  const reconcileDurationSeconds = histogram(
-    "cni_repair_reconcile_duration_seconds",
-    "Time spent reconciling one pod.",
-    DURATION_BUCKETS,
-  );
-  const queueDepth = gauge("cni_repair_queue_depth", "Pods waiting in the work queue.");
-  const queueRetries = counter("cni_repair_queue_retries_total", "Work items requeued after a failure.");
   const retriesExhausted = counter(
     "cni_repair_retries_exhausted_total",
     "Work items dropped after using up their retries.",
@@ -211,9 +198,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     brokenPods,
     detections,
     repairLatencySeconds,
-    reconcileDurationSeconds,
-    queueDepth,
-    queueRetries,
     retriesExhausted,
     watchRestarts,
     watchEvents,

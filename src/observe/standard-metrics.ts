@@ -1,7 +1,7 @@
 // The metrics every Go controller exports, under their own names, so dashboards and alerts written for
 // controller-runtime and client-go work on this one: the workqueue family (label `name`) and controller-runtime's
 // reconcile counters and histogram (label `controller`). Buckets are theirs too, so the series line up.
-import type { Counter, Histogram, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { QueueMetrics } from "../queue/queue-metrics.js";
 import { metricFactory } from "./metric-factory.js";
 
@@ -18,17 +18,27 @@ const RECONCILE_TIME_BUCKETS = [
 /** The workqueue durations' buckets in controller-runtime: 10 ns to 1,000 s, ×10 each (ExponentialBuckets(10e-9, 10, 12)). */
 const QUEUE_DURATION_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
-export type StandardMetrics = {
-  /** The `controller` label of the reconcile metrics (and `name` of our work queue). */
+/** One controller's reconcile series (label `controller`), zero from the start. */
+export type ControllerSeries = {
   readonly name: string;
-  readonly reconcileTotal: Counter<"controller" | "result">;
-  readonly reconcileErrors: Counter<"controller">;
-  readonly reconcileTimeSeconds: Histogram<"controller">;
+  /** One reconcile ended with this result after this many seconds. */
+  reconciled(result: ReconcileResultLabel, seconds: number): void;
+  /** A reconcile threw: recovered, retried like an error, and counted (controller-runtime's panics). */
+  panicked(): void;
+  /** A worker starts (+1) or ends (-1) a reconcile. */
+  working(delta: 1 | -1): void;
+};
+
+export type StandardMetrics = {
+  /** The `controller` label of the pod controller (and `name` of its work queue). */
+  readonly name: string;
+  /** The reconcile series of the controller `name` with `workers` workers; its queue is `queue(name)`. */
+  controller(name: string, workers: number): ControllerSeries;
   /** The workqueue series of the queue called `name`, as the queue's observer; `now` in ms (the queue's clock). */
   queue(name: string, now?: () => number): QueueMetrics;
 };
 
-export function createStandardMetrics(registry: Registry, controller: string): StandardMetrics {
+export function createStandardMetrics(registry: Registry, podController: string): StandardMetrics {
   const queues = new Map<string, QueueMetrics>();
   const { counter, gauge, histogram } = metricFactory(registry);
   /** A gauge over the work in progress, computed at scrape (client-go refreshes it every 500 ms instead). */
@@ -82,41 +92,70 @@ export function createStandardMetrics(registry: Registry, controller: string): S
     "Reconciles that ended in an error (retried with backoff), by controller.",
     ["controller"],
   );
+  const reconcilePanics = counter(
+    "controller_runtime_reconcile_panics_total",
+    "Reconciles that threw (a bug): recovered, counted as errors and retried, by controller.",
+    ["controller"],
+  );
   const reconcileTimeSeconds = histogram(
     "controller_runtime_reconcile_time_seconds",
     "Seconds each reconcile took, by controller.",
     RECONCILE_TIME_BUCKETS,
     ["controller"],
   );
-  // Like controller-runtime, every result series exists from the start.
-  for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ controller, result }, 0);
-  reconcileErrors.inc({ controller }, 0);
+  const maxConcurrent = gauge(
+    "controller_runtime_max_concurrent_reconciles",
+    "Workers of each controller (at most this many reconciles at once).",
+    ["controller"],
+  );
+  const activeWorkers = gauge("controller_runtime_active_workers", "Workers busy on a key now, by controller.", [
+    "controller",
+  ]);
+
+  const queue = (name: string, now?: () => number): QueueMetrics => {
+    const existing = queues.get(name);
+    if (existing) return existing;
+    const labels = { name };
+    const metrics = new QueueMetrics(
+      {
+        depth: depth.labels(labels),
+        adds: adds.labels(labels),
+        queueDuration: waited.labels(labels),
+        workDuration: worked.labels(labels),
+        retries: retries.labels(labels),
+      },
+      now,
+    );
+    // Zero series at once, as client-go's provider creates them with the queue.
+    depth.set(labels, 0);
+    adds.inc(labels, 0);
+    retries.inc(labels, 0);
+    queues.set(name, metrics);
+    return metrics;
+  };
 
   return {
-    name: controller,
-    reconcileTotal,
-    reconcileErrors,
-    reconcileTimeSeconds,
-    queue(name, now) {
-      const existing = queues.get(name);
-      if (existing) return existing;
-      const labels = { name };
-      const metrics = new QueueMetrics(
-        {
-          depth: depth.labels(labels),
-          adds: adds.labels(labels),
-          queueDuration: waited.labels(labels),
-          workDuration: worked.labels(labels),
-          retries: retries.labels(labels),
+    name: podController,
+    controller(name, workers) {
+      const labels = { controller: name };
+      // Like controller-runtime, every result series exists from the start.
+      for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ ...labels, result }, 0);
+      reconcileErrors.inc(labels, 0);
+      reconcilePanics.inc(labels, 0);
+      maxConcurrent.set(labels, workers);
+      activeWorkers.set(labels, 0);
+      const time = reconcileTimeSeconds.labels(labels);
+      return {
+        name,
+        reconciled(result, seconds) {
+          reconcileTotal.inc({ ...labels, result });
+          time.observe(seconds);
+          if (result === "error") reconcileErrors.inc(labels);
         },
-        now,
-      );
-      // Zero series at once, as client-go's provider creates them with the queue.
-      depth.set(labels, 0);
-      adds.inc(labels, 0);
-      retries.inc(labels, 0);
-      queues.set(name, metrics);
-      return metrics;
+        panicked: () => reconcilePanics.inc(labels),
+        working: (delta) => activeWorkers.inc(labels, delta),
+      };
     },
+    queue,
   };
 }

@@ -1,14 +1,16 @@
 // Startup-taint management: keeps new pods off a node until its CNI agents are Ready, by removing the node's
-// startup taint (and, in continuous mode, adding it back while an agent stays NotReady). One worker, so the
-// share cap is judged on a count no other write is changing; level-based: each node is judged afresh from the
-// caches (nodes, agents) whenever either changes, or when a wait it asked for is over.
+// startup taint (and, in continuous mode, adding it back while an agent stays NotReady). The reconciler of the
+// startup-taint controller (controller/controller.ts, one worker, so the share cap is judged on a count no other
+// write is changing); level-based: each node is judged afresh from the caches (nodes, agents) whenever either
+// changes, or when a wait it asked for is over.
 
 import type { EventRecorder } from "../act/event-recorder.js";
+import type { ReconcileResult } from "../controller/reconcile-result.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import { FactsStore } from "../informer/facts-store.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
-import { WorkQueue } from "../queue/work-queue.js";
+import type { WorkQueue } from "../queue/work-queue.js";
 import type { CniAgents, ReadyBasis } from "../safety/cni-agents.js";
 import { messageOf } from "../util/message-of.js";
 import { agentPresence } from "./node-agent-state.js";
@@ -16,12 +18,6 @@ import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.j
 import type { TaintMetrics } from "./taint-metrics.js";
 import { patchTaints } from "./taint-patcher.js";
 import { type AgentState, decideTaint, type HoldReason, type TaintDecision, type TaintPolicy } from "./taint-policy.js";
-
-/** Leadership as this worker needs it; absent when this instance always acts. */
-export type TaintLeadership = {
-  readonly isLeader: boolean;
-  waitForLeadership(signal: AbortSignal): Promise<boolean>;
-};
 
 export type StartupTaintsOptions = {
   readonly policy: TaintPolicy;
@@ -31,14 +27,10 @@ export type StartupTaintsOptions = {
   readonly agents: readonly CniAgents[];
   readonly transport: KubeTransport;
   readonly logger: Logger;
-  readonly leadership?: TaintLeadership;
-  /**
-   * Resolves once the node and agent caches hold their first list; false if aborted first. Absent: the caller
-   * starts run() only then (the manager starts every worker once every cache is listed).
-   */
+  /** The controller's queue: node and agent changes put the node's key there. */
+  readonly queue: Pick<WorkQueue, "add">;
   /** Writes the Node Events (the controller's recorder, drained at shutdown). */
   readonly events: Pick<EventRecorder, "postAbout">;
-  readonly cachesSynced?: (signal: AbortSignal) => Promise<boolean>;
 };
 
 /** What scan and explain show of a node. */
@@ -51,11 +43,14 @@ export type NodeTaintView = {
 export class StartupTaints {
   readonly nodes = new FactsStore<NodeFacts>(nodeKey, sameNode);
   readonly #options: StartupTaintsOptions;
-  readonly #queue = new WorkQueue({ backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.5 } });
+  readonly #queue: Pick<WorkQueue, "add">;
   #metrics: TaintMetrics | undefined;
   /** Node → when this controller first saw one of its agents NotReady (continuous mode counts from here). */
   readonly #notReadySince = new Map<string, number>();
-  /** Node → when it was first seen carrying a managed key (its creation, when it had the key at first sight). */
+  /**
+   * Node → when it was first seen carrying a managed key (its creation, when it had the key at first sight). Its
+   * size is the number of nodes tainted now, kept by every node change (no recount per reconcile).
+   */
   readonly #taintedSince = new Map<string, number>();
   /** Node → why its taint is held now (the held-nodes gauge). */
   readonly #held = new Map<string, HoldReason>();
@@ -64,6 +59,7 @@ export class StartupTaints {
 
   constructor(options: StartupTaintsOptions) {
     this.#options = options;
+    this.#queue = options.queue;
   }
 
   /** Attaches the metrics (made after this, since their gauges read from it). */
@@ -85,7 +81,6 @@ export class StartupTaints {
     if (current === undefined) {
       this.#notReadySince.delete(key);
       this.#held.delete(key);
-      this.#queue.forget(key);
     }
     this.#queue.add(key);
     // A taint gone frees a place under the share cap: look again at the nodes it held back.
@@ -95,31 +90,6 @@ export class StartupTaints {
   /** An agent pod changed on the node (or vanished from it). */
   onAgentChange(node: string | undefined): void {
     if (node !== undefined && this.nodes.get(node)) this.#queue.add(node);
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    const { leadership, logger } = this.#options;
-    signal.addEventListener("abort", () => this.#queue.shutDown(), { once: true });
-    if (this.#options.cachesSynced && !(await this.#options.cachesSynced(signal))) return;
-    for (const facts of this.nodes.values()) this.#queue.add(facts.name);
-    while (!signal.aborted) {
-      if (leadership && !leadership.isLeader && !(await leadership.waitForLeadership(signal))) break;
-      const node = await this.#queue.get(signal);
-      if (node === undefined) break;
-      try {
-        await this.#reconcile(node);
-        this.#queue.forget(node);
-      } catch (error) {
-        const delayMs = this.#queue.addRateLimited(node);
-        logger.warn("startup taint: could not change the node; retrying", {
-          node,
-          error: messageOf(error),
-          retryInMs: Math.round(delayMs),
-        });
-      } finally {
-        this.#queue.done(node);
-      }
-    }
   }
 
   /**
@@ -169,18 +139,31 @@ export class StartupTaints {
     return longestMs / 1000;
   }
 
-  async #reconcile(node: string): Promise<void> {
+  /** Judges the node afresh and acts; a failed write is retried with backoff by the controller. */
+  async reconcile(node: string): Promise<ReconcileResult> {
     const facts = this.nodes.get(node);
-    if (!facts) return;
+    if (!facts) return { kind: "done" };
     const nowMs = Date.now();
     const present = startupKeysOn(facts.taints, this.#options.policy.keys);
     const input = this.#input(facts, present, nowMs);
     const decision = decideTaint(input, this.#options.policy);
     if (decision.kind === "hold") this.#held.set(node, decision.reason);
     else this.#held.delete(node);
-    const retryAfterMs = decision.kind === "hold" || decision.kind === "none" ? decision.retryAfterMs : undefined;
-    if (retryAfterMs !== undefined) this.#queue.addAfter(node, retryAfterMs);
-    if (decision.kind === "remove" || decision.kind === "add") await this.#act(facts, decision, input.agents, nowMs);
+    if (decision.kind === "hold" || decision.kind === "none") {
+      return decision.retryAfterMs === undefined
+        ? { kind: "done" }
+        : { kind: "requeue", afterMs: decision.retryAfterMs };
+    }
+    try {
+      await this.#act(facts, decision, input.agents, nowMs);
+      return { kind: "done" };
+    } catch (error) {
+      this.#options.logger.warn("startup taint: could not change the node; retrying", {
+        node,
+        error: messageOf(error),
+      });
+      return { kind: "retry", notBeforeMs: 0, error: messageOf(error) };
+    }
   }
 
   #input(facts: NodeFacts, present: readonly string[], nowMs: number, basis: ReadyBasis = "observed") {
@@ -194,10 +177,7 @@ export class StartupTaints {
       this.#notReadySince.delete(facts.name);
       agents = presence;
     }
-    let tainted = 0;
-    for (const other of this.nodes.values())
-      if (startupKeysOn(other.taints, this.#options.policy.keys).length > 0) tainted++;
-    return { present, agents, nodes: this.nodes.size, tainted };
+    return { present, agents, nodes: this.nodes.size, tainted: this.#taintedSince.size };
   }
 
   async #act(

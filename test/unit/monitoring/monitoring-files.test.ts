@@ -89,8 +89,8 @@ describe("monitoring files", () => {
   });
 
   it("the unpanelled check names what to do, and fails for a metric that is nowhere", () => {
-    const [message] = unaccountedMetrics(["workqueue_depth"], readDashboard(), []);
-    expect(message).to.include("workqueue_depth");
+    const [message] = unaccountedMetrics(["workqueue_adds_total"], readDashboard(), []);
+    expect(message).to.include("workqueue_adds_total");
     expect(message).to.include("manifests/monitoring/dashboard.json");
     expect(message).to.include('"Deliberately unpanelled"');
     expect(unaccountedMetrics(["cni_repair_repair_latency_seconds"], readDashboard(), [])).to.deep.equal([]);
@@ -104,7 +104,7 @@ describe("monitoring files", () => {
       "broken pods by rule": /sum by \(rule\) \(cni_repair_broken_pods/,
       "holds by reason": /sum by \(reason\) \(cni_repair_pods_held/,
       "repair latency percentiles": /histogram_quantile\(0\.99, .*cni_repair_repair_latency_seconds_bucket/,
-      "queue depth": /cni_repair_queue_depth/,
+      "queue depth": /workqueue_depth/,
       "watch restarts": /cni_repair_watch_restarts_total/,
       "sync age": /time\(\) - .*cni_repair_last_sync_timestamp_seconds/,
       "dry runs apart from repairs": /cni_repair_pods_repaired_total\{[^}]*result!="dry_run"/,

@@ -26,14 +26,11 @@ describe("observe/metrics", () => {
       expect(text).to.include(`cni_repair_watch_events_total{type="${type}"} 0\n`);
     }
     for (const name of [
-      "cni_repair_queue_depth",
-      "cni_repair_queue_retries_total",
       "cni_repair_retries_exhausted_total",
       "cni_repair_cache_pods",
       "cni_repair_last_sync_timestamp_seconds",
       "cni_repair_events_failed_total",
       "cni_repair_repair_latency_seconds_count",
-      "cni_repair_reconcile_duration_seconds_count",
     ]) {
       expect(text).to.include(`\n${name} 0\n`);
     }
@@ -52,7 +49,7 @@ describe("observe/metrics", () => {
     expect(DURATION_BUCKETS.length).to.be.within(8, 12);
     const text = await registry.metrics();
     expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="30"} 0\n');
-    expect(text).to.include('cni_repair_reconcile_duration_seconds_bucket{le="0.005"} 0\n');
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="0.005"} 0\n');
     expect(text).not.to.include('cni_repair_repair_latency_seconds_bucket{le="40"}');
   });
 
