@@ -98,7 +98,7 @@ export function composeController(
       const facts = toPodFacts(pod, schema);
       return facts && inScope(facts.namespace) ? facts : undefined;
     },
-    observer: watchTelemetry(metrics, watchLog, { listed: (count) => metrics.cachePods.set(count), failed }),
+    observer: watchTelemetry(metrics, "pods", watchLog, { listed: (count) => metrics.cachePods.set(count), failed }),
     ...(options.onListProgress && { onListProgress: options.onListProgress }),
   });
   const nodeAgents = watchNodeAgents(config, settings, { metrics, log: watchLog, failed });
@@ -114,7 +114,7 @@ export function composeController(
           scope: {},
           store: namespaces,
           transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
-          observer: watchTelemetry(metrics, watchLog.child({ watch: "namespaces" }), { failed }),
+          observer: watchTelemetry(metrics, "namespaces", watchLog.child({ watch: "namespaces" }), { failed }),
         });
 
   // 2. The guards, announcing what may free a held pod into guardEvents (the triggers listen there).
@@ -237,7 +237,7 @@ export function composeController(
     leadership: options.leadership,
     readOnly: options.startupTaintsReadOnly === true,
     events,
-    observer: watchTelemetry(metrics, watchLog.child({ watch: "nodes" }), { failed }),
+    observer: watchTelemetry(metrics, "nodes", watchLog.child({ watch: "nodes" }), { failed }),
   });
   if (startupTaints) {
     for (const watch of nodeAgents.watches) {

@@ -56,6 +56,10 @@ function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
   return specs;
 }
 
+/** The `resource` label of an agent watch's metrics: which agents, apart from the pods judged. */
+const agentResource = (reason: AgentSpec["reason"]) =>
+  reason === "ztunnel_not_ready" ? "ztunnel-pods" : "cni-agent-pods";
+
 export function watchNodeAgents(
   config: Config,
   settings: ReflectorSettings,
@@ -84,13 +88,18 @@ export function watchNodeAgents(
           scope,
           store: agents.store,
           transform: (pod) => agents.toFacts(pod, Date.now()),
-          observer: watchTelemetry(telemetry.metrics, telemetry.log.child({ watch: what }), {
-            listed: (count) => {
-              if (count > 0) return;
-              telemetry.log.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
+          observer: watchTelemetry(
+            telemetry.metrics,
+            agentResource(spec.reason),
+            telemetry.log.child({ watch: what }),
+            {
+              listed: (count) => {
+                if (count > 0) return;
+                telemetry.log.warn("node agent gate: no pod matches the selector; broken pods will be held", { what });
+              },
+              failed: telemetry.failed,
             },
-            failed: telemetry.failed,
-          }),
+          ),
         });
         watch = { what, agents, reflector };
         byScope.set(scopeKey, watch);

@@ -1,6 +1,8 @@
-// The metrics and logs every watch reports, whatever it caches: list sizes and times, events by type, restarts.
+// The metrics and logs every watch reports, whatever it caches: list sizes and times, events by type, restarts,
+// and when it last heard from the API server, each by the watch's `resource` label, so a busy watch (nodes) cannot
+// hide a quiet or stuck one (pods).
 import type { Logger } from "../observe/logger.js";
-import type { Metrics } from "../observe/metrics.js";
+import { initWatchSeries, type Metrics, type WatchResource } from "../observe/metrics.js";
 import { messageOf } from "../util/message-of.js";
 import type { ReflectorObserver } from "./reflector.js";
 
@@ -11,21 +13,28 @@ export type WatchHooks = {
   readonly failed?: ((error: unknown) => void) | undefined;
 };
 
-export function watchTelemetry(metrics: Metrics, log: Logger, hooks: WatchHooks = {}): ReflectorObserver {
+export function watchTelemetry(
+  metrics: Metrics,
+  resource: WatchResource,
+  log: Logger,
+  hooks: WatchHooks = {},
+): ReflectorObserver {
+  initWatchSeries(metrics, resource);
+  const heard = () => metrics.lastSyncTimestampSeconds.set({ resource }, Date.now() / 1000);
   return {
     listed: (count, durationMs) => {
-      metrics.lastSyncTimestampSeconds.set(Date.now() / 1000);
+      heard();
       log.info("listed", { count, durationMs: Math.round(durationMs) });
       hooks.listed?.(count);
     },
     watchEvent: (type) => {
       if (type === "ADDED" || type === "MODIFIED" || type === "DELETED" || type === "BOOKMARK") {
-        metrics.watchEvents.inc({ type });
+        metrics.watchEvents.inc({ resource, type });
       }
-      metrics.lastSyncTimestampSeconds.set(Date.now() / 1000);
+      heard();
     },
     watchRestart: (reason, error) => {
-      metrics.watchRestarts.inc({ reason });
+      metrics.watchRestarts.inc({ resource, reason });
       const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };
       if (reason === "timeout") log.debug("watch restarted", fields);
       else log.warn("watch restarted", fields);

@@ -19,6 +19,13 @@ export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
 export const WATCH_EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"] as const;
 export type WatchEventType = (typeof WATCH_EVENT_TYPES)[number];
 
+/**
+ * What a watch caches (the `resource` label of the watch metrics): pods (the pods judged), cni-agent-pods and
+ * ztunnel-pods (the node agents the gates wait for), nodes (startup taints), namespaces (ambient scope), and any
+ * later watch by its collection's name.
+ */
+export type WatchResource = string;
+
 /** HTTP verb against the API server, e.g. "list", "watch", "delete", "patch", "create". */
 export type ApiVerb = string;
 /** HTTP status as a string ("200", "409"), or "error" when no response came back. */
@@ -60,13 +67,13 @@ export type Metrics = {
   /** cni_repair_retries_exhausted_total */
   readonly retriesExhausted: Counter<never>;
   /** cni_repair_watch_restarts_total */
-  readonly watchRestarts: LabelledCounter<{ reason: WatchRestartReason }>;
+  readonly watchRestarts: LabelledCounter<{ resource: WatchResource; reason: WatchRestartReason }>;
   /** cni_repair_watch_events_total */
-  readonly watchEvents: LabelledCounter<{ type: WatchEventType }>;
+  readonly watchEvents: LabelledCounter<{ resource: WatchResource; type: WatchEventType }>;
   /** cni_repair_cache_pods */
   readonly cachePods: Gauge<never>;
-  /** cni_repair_last_sync_timestamp_seconds: last completed list or watch event. */
-  readonly lastSyncTimestampSeconds: Gauge<never>;
+  /** cni_repair_last_sync_timestamp_seconds: each watch's last completed list or watch event. */
+  readonly lastSyncTimestampSeconds: LabelledGauge<{ resource: WatchResource }>;
   /** cni_repair_api_requests_total */
   readonly apiRequests: LabelledCounter<{ verb: ApiVerb; code: ApiCode }>;
   /** cni_repair_events_failed_total: Kubernetes Events we could not write (never fails a repair). */
@@ -120,12 +127,19 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "cni_repair_retries_exhausted_total",
     "Work items dropped after using up their retries.",
   );
-  const watchRestarts = counter("cni_repair_watch_restarts_total", "Pod watch restarts, by reason.", ["reason"]);
-  const watchEvents = counter("cni_repair_watch_events_total", "Pod watch events received, by type.", ["type"]);
+  const watchRestarts = counter("cni_repair_watch_restarts_total", "Watch restarts, by watched resource and reason.", [
+    "resource",
+    "reason",
+  ]);
+  const watchEvents = counter("cni_repair_watch_events_total", "Watch events received, by watched resource and type.", [
+    "resource",
+    "type",
+  ]);
   const cachePods = gauge("cni_repair_cache_pods", "Pods held in the informer cache.");
   const lastSyncTimestampSeconds = gauge(
     "cni_repair_last_sync_timestamp_seconds",
-    "Unix time of the last completed list or received watch event.",
+    "Unix time of the last completed list or received watch event, by watched resource.",
+    ["resource"],
   );
   const apiRequests = counter(
     "cni_repair_api_requests_total",
@@ -170,8 +184,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     brokenPods.set({ rule }, 0);
     detections.inc({ rule }, 0);
   }
-  for (const reason of WATCH_RESTART_REASONS) watchRestarts.inc({ reason }, 0);
-  for (const type of WATCH_EVENT_TYPES) watchEvents.inc({ type }, 0);
   buildInfo.set({ version: opts.version, revision: opts.revision ?? "unknown", node_version: process.version }, 1);
   for (const [rule, action] of Object.entries(opts.ruleActions ?? {})) ruleInfo.set({ rule, action }, 1);
   for (const reason of HOLD_REASONS) {
@@ -193,7 +205,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     registry.removeSingleMetric(name);
   }
 
-  return {
+  const metrics: Metrics = {
     podsRepaired,
     brokenPods,
     detections,
@@ -213,4 +225,15 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     buildInfo,
     controllerRuntime: createStandardMetrics(registry, opts.controllerName ?? "cni-repair"),
   };
+  // The pods are always watched: their series come first (and exist before the watch starts).
+  initWatchSeries(metrics, "pods");
+  return metrics;
+}
+
+/** A watch's series at zero (the last sync at 0 until its first list), so alerts see them from the start. */
+export function initWatchSeries(metrics: Metrics, resource: WatchResource): void {
+  for (const reason of WATCH_RESTART_REASONS) metrics.watchRestarts.inc({ resource, reason }, 0);
+  for (const type of WATCH_EVENT_TYPES) metrics.watchEvents.inc({ resource, type }, 0);
+  // inc by 0: creates the series at 0, and leaves one that has synced already as it is.
+  metrics.lastSyncTimestampSeconds.inc({ resource }, 0);
 }

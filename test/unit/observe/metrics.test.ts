@@ -20,20 +20,20 @@ describe("observe/metrics", () => {
       expect(text).to.include(`cni_repair_detections_total{rule="${rule}"} 0\n`);
     }
     for (const reason of ["timeout", "gone", "error", "stalled"]) {
-      expect(text).to.include(`cni_repair_watch_restarts_total{reason="${reason}"} 0\n`);
+      expect(text).to.include(`cni_repair_watch_restarts_total{resource="pods",reason="${reason}"} 0\n`);
     }
     for (const type of ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]) {
-      expect(text).to.include(`cni_repair_watch_events_total{type="${type}"} 0\n`);
+      expect(text).to.include(`cni_repair_watch_events_total{resource="pods",type="${type}"} 0\n`);
     }
     for (const name of [
       "cni_repair_retries_exhausted_total",
       "cni_repair_cache_pods",
-      "cni_repair_last_sync_timestamp_seconds",
       "cni_repair_events_failed_total",
       "cni_repair_repair_latency_seconds_count",
     ]) {
       expect(text).to.include(`\n${name} 0\n`);
     }
+    expect(text).to.include('cni_repair_last_sync_timestamp_seconds{resource="pods"} 0\n');
     expect(text).to.include("# TYPE cni_repair_api_requests_total counter");
     expect(text).to.include(
       `cni_repair_build_info{version="1.2.3",revision="abc123",node_version="${process.version}"} 1\n`,
@@ -63,7 +63,7 @@ describe("observe/metrics", () => {
     ma.brokenPods.set({ rule: "istio" }, 3);
     ma.apiRequests.inc({ verb: "delete", code: "409" });
     ma.repairLatencySeconds.observe(0.2);
-    mb.watchRestarts.inc({ reason: "gone" });
+    mb.watchRestarts.inc({ resource: "pods", reason: "gone" });
 
     const textA = await a.metrics();
     const textB = await b.metrics();
@@ -71,9 +71,9 @@ describe("observe/metrics", () => {
     expect(textA).to.include('cni_repair_broken_pods{rule="istio"} 3\n');
     expect(textA).to.include('cni_repair_api_requests_total{verb="delete",code="409"} 1\n');
     expect(textA).to.include('cni_repair_repair_latency_seconds_bucket{le="0.25"} 1\n');
-    expect(textA).to.include('cni_repair_watch_restarts_total{reason="gone"} 0\n');
+    expect(textA).to.include('cni_repair_watch_restarts_total{resource="pods",reason="gone"} 0\n');
     expect(textB).to.include('cni_repair_pods_repaired_total{type="delete",result="success"} 0\n');
-    expect(textB).to.include('cni_repair_watch_restarts_total{reason="gone"} 1\n');
+    expect(textB).to.include('cni_repair_watch_restarts_total{resource="pods",reason="gone"} 1\n');
     expect(textB).to.include(
       `cni_repair_build_info{version="b",revision="unknown",node_version="${process.version}"} 1\n`,
     );
