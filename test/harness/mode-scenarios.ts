@@ -3,6 +3,7 @@
 // a free port, for the test). Shared by the kustomize overlay tests and the Helm chart's upgrade test.
 import { CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { documentedLeaderPod } from "../docs/runbook-commands.js";
 import { podRequests } from "./audit-log.js";
 import { createPodInState, repairEvents } from "./broken-pods.js";
 import { createCniAgent } from "./cni-agents.js";
@@ -150,11 +151,19 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
     const list = await coordination.listNamespacedLease({ namespace: INSTALL.namespace });
     return list.items.map((lease) => `${lease.metadata?.name}:${lease.spec?.holderIdentity ?? ""}`);
   };
-  /** The elector's identity is the pod name from the downward API (POD_NAME) plus a random suffix. */
+  /**
+   * The elector's identity is the pod name from the downward API (POD_NAME) plus a random suffix, and the runbooks'
+   * way of finding the leader's pod from the Lease holder (docs/runbooks.md, run as written) finds this pod.
+   */
   const waitForLeader = async () =>
     await waitFor(
       "the lease",
-      async () => (await leases()).some((lease) => lease.startsWith(`cni-repair:${podName}_`)),
+      async () =>
+        (await leases()).some(
+          (lease) =>
+            lease.startsWith(`cni-repair:${podName}_`) &&
+            documentedLeaderPod(lease.slice("cni-repair:".length)) === podName,
+        ),
       { timeoutMs: 20_000 },
     );
   /** Requests the API server refused with 403: what the permissions did not cover. */

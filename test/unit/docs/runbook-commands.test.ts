@@ -2,13 +2,13 @@
 // names the leader's pod as the election writes its identity, the Lease and label names are the manifests', and
 // `kubectl exec` runs the image's own entry point (the image has no shell). No documentation reads the logs of
 // "the Deployment" (any replica, often the standby).
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { electionIdentity } from "../../../src/election/identity.js";
 import { documentationFiles } from "../../docs/documentation-text.js";
+import { documentedLeaderPod, runbookLine } from "../../docs/runbook-commands.js";
 import { repositoryFile } from "../../harness/binaries.js";
 import {
   controllerContainer,
@@ -18,8 +18,6 @@ import {
   workloadOf,
 } from "../../harness/overlays.js";
 
-const runbooks = readFileSync(repositoryFile("docs/runbooks.md"), "utf8");
-
 /** The shipped overlay's workload and container, read from its file (no kustomize needed). */
 function shipped(overlay: Overlay) {
   const yaml = readFileSync(join(manifestsDir(), "overlays", overlay, "cni-repair.yaml"), "utf8");
@@ -27,35 +25,23 @@ function shipped(overlay: Overlay) {
   return { workload: workloadOf(rendered), container: controllerContainer(rendered) };
 }
 
-/** The one line of the runbooks that matches, as written. */
-function documentedLine(pattern: RegExp): string {
-  const lines = runbooks.split("\n").filter((line) => pattern.test(line));
-  expect(lines, `docs/runbooks.md lines matching ${pattern}`).to.have.length(1);
-  return lines[0] ?? "";
-}
-
 describe("docs/runbooks.md: the acting pod, its logs, scan and explain", () => {
   it("the documented expansion turns the Lease holder the election writes into the pod's name", () => {
-    const expansion = documentedLine(/^pod=\$\{holder/).trim();
     for (const podName of ["cni-repair-5d8c7b9f6-x2k4q", "cni-repair", "a-b-c"]) {
       const holder = electionIdentity(podName);
-      const pod = execFileSync("bash", ["--noprofile", "--norc", "-c", `${expansion}; printf %s "$pod"`], {
-        env: { holder },
-        encoding: "utf8",
-      });
-      expect(pod, `${expansion} of ${holder}`).to.equal(podName);
+      expect(documentedLeaderPod(holder), holder).to.equal(podName);
     }
   });
 
   it("reads the Lease the cluster overlay names, in the install's namespace", () => {
-    const lease = /get lease (\S+) -o jsonpath='\{\.spec\.holderIdentity\}'/.exec(documentedLine(/^holder=/));
+    const lease = /get lease (\S+) -o jsonpath='\{\.spec\.holderIdentity\}'/.exec(runbookLine(/^holder=/));
     const { container } = shipped("cluster");
     expect(container.args, "the cluster overlay's Lease").to.include(`--leader-election-id=${lease?.[1]}`);
-    expect(documentedLine(/^holder=/)).to.include("kubectl -n cni-repair ");
+    expect(runbookLine(/^holder=/)).to.include("kubectl -n cni-repair ");
   });
 
   it("per node, selects the DaemonSet's pods by a label of its pod template", () => {
-    const selector = /get pods -l (\S+)=(\S+) /.exec(documentedLine(/^pod=\$\(kubectl/));
+    const selector = /get pods -l (\S+)=(\S+) /.exec(runbookLine(/^pod=\$\(kubectl/));
     const { workload } = shipped("per-node");
     expect(workload.kind).to.equal("DaemonSet");
     expect(workload.spec?.template.metadata?.labels?.[selector?.[1] ?? ""]).to.equal(selector?.[2]);
