@@ -131,7 +131,9 @@ export const flags = {
     group: "Actions",
     commands: SHARED,
     default: "delete",
-    help: "What to do with a broken pod: delete it so its owner recreates it, label it, or only report it.",
+    help:
+      "What to do with a broken pod: delete it so its owner recreates it, label it, or only report it. The Helm " +
+      "chart's mode sets it with the workload: cluster and per-node run delete, label-only label, dry-run report.",
   }),
   "label-key": stringFlag({
     group: "Actions",

@@ -63,19 +63,52 @@ export function setValues(values: Readonly<Record<string, string>>): string[] {
   return Object.entries(values).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
 }
 
+export type RenderOptions = {
+  /** The release name (default cni-repair, which the kustomize manifests are rendered with). */
+  readonly release?: string;
+  /** Values files (--values), before the --set values. */
+  readonly valueFiles?: readonly string[];
+};
+
 /** `helm template` of the chart in one mode, as the objects a `helm install` would create. */
 export async function renderChart(
   mode: Overlay,
   values: Readonly<Record<string, string>> = {},
-  chart: string = chartDir(),
+  options: RenderOptions = {},
 ): Promise<Rendered> {
   const yaml = await helm([
     "template",
-    "cni-repair",
-    chart,
+    options.release ?? "cni-repair",
+    chartDir(),
     "--namespace",
     "cni-repair",
+    ...valueFileArgs(options.valueFiles),
     ...setValues({ mode, ...values }),
   ]);
   return { overlay: mode, yaml, objects: loadAllYaml(yaml) as KubernetesObject[] };
+}
+
+function valueFileArgs(files: readonly string[] = []): string[] {
+  return files.flatMap((file) => ["--values", file]);
+}
+
+/** The NOTES a `helm install` of the chart prints, from a client-side dry run (no cluster needed). */
+export async function installNotes(
+  namespace: string,
+  values: Readonly<Record<string, string>> = {},
+  valueFiles: readonly string[] = [],
+): Promise<string> {
+  const out = await helm([
+    "install",
+    "cni-repair",
+    chartDir(),
+    "--dry-run=client",
+    "--namespace",
+    namespace,
+    ...valueFileArgs(valueFiles),
+    ...setValues(values),
+  ]);
+  const notes = out.indexOf("\nNOTES:\n");
+  if (notes < 0) throw new Error(`helm install --dry-run printed no NOTES:\n${out}`);
+  return out.slice(notes + "\nNOTES:\n".length);
 }

@@ -1,9 +1,22 @@
-{{/* The release's full name: the release name, or "<release>-cni-repair" when it does not say cni-repair. */}}
+{{/* The chart's name, or nameOverride: app.kubernetes.io/name and, in the full name, what a release name is tested for. */}}
+{{- define "cni-repair.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The release's full name, the name of every object: fullnameOverride, else the release name, or
+"<release>-<name>" when the release name does not contain the name.
+*/}}
 {{- define "cni-repair.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "cni-repair.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -46,12 +59,26 @@
 {{- if has "istio-ambient" .Values.presets }}true{{ end -}}
 {{- end -}}
 
+{{/*
+The PriorityClass the pod runs with: priorityClass.name, else (created) one per release, "<fullname>-critical", so
+two releases never share or fight over one; none when neither. priorityClassName is the value's old, deprecated name.
+*/}}
+{{- define "cni-repair.priorityClassName" -}}
+{{- if .Values.priorityClassName -}}
+{{- .Values.priorityClassName -}}
+{{- else if .Values.priorityClass.name -}}
+{{- .Values.priorityClass.name -}}
+{{- else if .Values.priorityClass.create -}}
+{{- printf "%s-critical" (include "cni-repair.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "cni-repair.leaseName" -}}
 {{- default (include "cni-repair.fullname" .) .Values.leaderElection.id -}}
 {{- end -}}
 
 {{- define "cni-repair.selectorLabels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "cni-repair.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
@@ -62,6 +89,9 @@ app.kubernetes.io/part-of: cni-repair
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{- define "cni-repair.workloadSelectorLabels" -}}

@@ -335,7 +335,7 @@ describe("chart: helm lint, schema and template", function () {
       "topologySpreadConstraints[0].topologyKey": "topology.kubernetes.io/zone",
       "topologySpreadConstraints[0].whenUnsatisfiable": "DoNotSchedule",
       replicaCount: "3",
-      priorityClassName: "system-cluster-critical",
+      "priorityClass.name": "system-cluster-critical",
       "priorityClass.create": "false",
       "podDisruptionBudget.enabled": "false",
       "networkPolicy.enabled": "false",
