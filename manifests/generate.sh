@@ -34,6 +34,17 @@ kustomization() {
   } >"$out/$dir/kustomization.yaml"
 }
 
+# The first object of a rendering (helm's "---" separates them), without the separator.
+first_object() {
+  awk '/^---$/ { n++; next } n <= 1' "$1"
+}
+
+# The workload's --preset argument (always the first, see _args.tpl) as the chart renders it with these values.
+preset_arg() {
+  "$helm" template cni-repair "$chart" --namespace cni-repair "$@" --show-only templates/workload.yaml |
+    grep -m1 -o '"--preset=[^"]*"'
+}
+
 # Apart from every mode, so that switching modes (delete one overlay, apply another) never deletes it.
 render "$out/namespace/namespace.yaml" --set namespace.create=true --show-only templates/namespace.yaml
 kustomization namespace "The namespace, applied once before any overlay: kubectl apply -k manifests/namespace" \
@@ -49,6 +60,42 @@ render "$out/permissions/watch-namespaces/rbac.yaml" --set 'presets={istio-ambie
   --show-only templates/rbac-watch-namespaces.yaml
 kustomization permissions/watch-namespaces \
   "Only for --preset istio-ambient: add it next to the overlay you install (namespaces list, watch)." rbac.yaml
+
+# One kustomize Component per combination of the built-in rules, for any mode overlay: what the chart's `presets`
+# value changes, from the chart itself. The controller's --preset (args[0], replaced only if it is still the
+# default's, so two preset components on one overlay fail instead of one silently winning), the meshed-pods admission
+# policy that allows deleting exactly those meshes' pods, and for istio-ambient the permission to watch namespaces.
+default_preset=$(preset_arg)
+combinations=(istio linkerd istio-ambient istio,linkerd istio,istio-ambient linkerd,istio-ambient
+  istio,linkerd,istio-ambient)
+for presets in "${combinations[@]}"; do
+  dir=presets/${presets//,/+}
+  values=(--set "presets={$presets}")
+  render "$out/$dir/rendered-policy.yaml" "${values[@]}" --show-only templates/admission-policy-meshed-pods.yaml
+  first_object "$out/$dir/rendered-policy.yaml" >"$out/$dir/meshed-pods-policy.yaml"
+  rm "$out/$dir/rendered-policy.yaml"
+  resources=()
+  if [[ ,$presets, == *,istio-ambient,* ]]; then
+    render "$out/$dir/rbac-watch-namespaces.yaml" "${values[@]}" --show-only templates/rbac-watch-namespaces.yaml
+    resources=(rbac-watch-namespaces.yaml)
+  fi
+  {
+    echo "$header"
+    echo "# Presets $presets for any mode overlay, in your kustomization: components: [<this directory>]."
+    echo "apiVersion: kustomize.config.k8s.io/v1alpha1"
+    echo "kind: Component"
+    if ((${#resources[@]})); then
+      echo "resources:"
+      printf '  - %s\n' "${resources[@]}"
+    fi
+    echo "patches:"
+    echo "  - path: meshed-pods-policy.yaml"
+    echo "  - target: { kind: Deployment|DaemonSet, name: cni-repair }"
+    echo "    patch: |-"
+    echo "      - { op: test, path: /spec/template/spec/containers/0/args/0, value: $default_preset }"
+    echo "      - { op: replace, path: /spec/template/spec/containers/0/args/0, value: $(preset_arg "${values[@]}") }"
+  } >"$out/$dir/kustomization.yaml"
+done
 
 render "$out/monitoring/service-monitor.yaml" --set serviceMonitor.enabled=true \
   --show-only templates/service-monitor.yaml
