@@ -53,6 +53,9 @@ describe("manifests: generated from the chart", function () {
       "overlays/label-only/cni-repair.yaml",
       "overlays/dry-run/cni-repair.yaml",
       "permissions/watch-namespaces/rbac.yaml",
+      "presets/istio+linkerd/kustomization.yaml",
+      "presets/istio+linkerd/meshed-pods-policy.yaml",
+      "presets/istio-ambient/rbac-watch-namespaces.yaml",
       "monitoring/prometheus-rule.yaml",
     ]);
     expect(drift(generated), "files differing from manifests/: run make manifests").to.deep.equal([]);
