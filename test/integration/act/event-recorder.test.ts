@@ -1,18 +1,17 @@
 // Events are written in the background: a repair never waits for its Event, a slow or failing Events API costs
 // no repair, and shutdown can wait for what is queued.
-import { Writable } from "node:stream";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { EventRecorder } from "../../../src/act/event-recorder.js";
 import type { PodEvent } from "../../../src/kube/events-api.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { kubeconfigVia } from "../../harness/e2e-controller.js";
 import { HttpFaultProxy, pauseViolations } from "../../harness/http-fault-proxy.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { collectingLogger } from "../../support/loggers.js";
 
 describe("event recorder", () => {
   let api: CoreV1Api;
@@ -32,17 +31,9 @@ describe("event recorder", () => {
     viaProxy.loadFromFile(kubeconfigVia(plane, proxy.port, "events"));
     transport = new KubeTransport(new KubeConfigCredentials(viaProxy), { userAgent: "cni-repair/test" });
     failures = 0;
-    warnings = [];
-    const logger = createLogger({
-      level: "warn",
-      format: "json",
-      stream: new Writable({
-        write: (chunk, _encoding, done) => {
-          warnings.push(String(chunk));
-          done();
-        },
-      }),
-    });
+    const collected = collectingLogger({ level: "warn" });
+    warnings = collected.lines;
+    const logger = collected.logger;
     recorder = new EventRecorder(transport, logger, () => failures++);
   });
 

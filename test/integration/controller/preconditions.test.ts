@@ -1,6 +1,5 @@
 // Precondition safety against the real API server: a reconcile that judged stale facts deletes nothing.
 // The reconciler runs in-process here so the test can hand it facts that are stale on purpose.
-import { Writable } from "node:stream";
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { Registry } from "prom-client";
@@ -17,7 +16,6 @@ import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { PodStore } from "../../../src/informer/pod-store.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import { Holds } from "../../../src/safety/holds.js";
@@ -25,6 +23,7 @@ import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
+import { silentLogger } from "../../support/loggers.js";
 
 const rules: Rule[] = [presetRule("istio") as Rule];
 const schema = factsSchema(rules);
@@ -44,11 +43,7 @@ describe("precondition safety", () => {
     transport = new KubeTransport(new KubeConfigCredentials(kubeConfig), { userAgent: "cni-repair/test" });
     registry = new Registry();
     const metrics = createMetrics(registry, { ruleNames: ["istio"], version: "test" });
-    const logger = createLogger({
-      level: "error",
-      format: "json",
-      stream: new Writable({ write: (_c, _e, cb) => cb() }),
-    });
+    const logger = silentLogger();
     const events = new EventRecorder(transport, logger, () => {});
     store = new PodStore();
     reconciler = new Reconciler({

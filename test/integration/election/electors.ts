@@ -1,11 +1,10 @@
 // Helpers for election tests on the real API server: running electors, a both-leading sampler, service-account tokens.
-import { Writable } from "node:stream";
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { LeaderElector } from "../../../src/election/leader-elector.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
+import { collectingLogger } from "../../support/loggers.js";
 
 /** Short enough for tests, long enough for a loaded machine: renew deadline > 1.2 × retry, < lease. */
 export const TIMINGS = { leaseDurationMs: 4_000, renewDeadlineMs: 2_500, retryPeriodMs: 500 };
@@ -18,19 +17,10 @@ export type RunningElector = {
   stop(): Promise<void>;
 };
 
+const collected = collectingLogger({ format: "text" });
 /** Log lines of every elector in the test, printed when it fails. */
-export const logLines: string[] = [];
-
-const logger = createLogger({
-  level: "debug",
-  format: "text",
-  stream: new Writable({
-    write: (chunk, _encoding, done) => {
-      logLines.push(String(chunk).trimEnd());
-      done();
-    },
-  }),
-});
+export const logLines = collected.lines;
+const logger = collected.logger;
 
 export function startElector(transport: KubeTransport, namespace: string, identity: string): RunningElector {
   const changes: { leading: boolean; at: number }[] = [];

@@ -4,20 +4,19 @@
 // leader owned. Here the leadership is driven by hand, so the worker is parked in get() when it goes, every time.
 // The controller is the real composition (composeController) against the real API server; the audit log judges.
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { composeController } from "../../../src/cli/compose.js";
 import { parseConfig } from "../../../src/config/config.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { nodeWrites } from "../../harness/audit-log.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { collectingLogger } from "../../support/loggers.js";
 import { transportVia } from "../election/electors.js";
 
 const ISTIO = "cni.istio.io/not-ready";
@@ -54,14 +53,13 @@ class HandLeadership {
 
 describe("startup taints: a replica that lost the Lease", function () {
   this.timeout(60_000);
-  const lines: string[] = [];
+  let lines: string[] = [];
   let node = "";
   let transport: KubeTransport | undefined;
   let stop: (() => Promise<unknown>) | undefined;
 
   afterEach(async function () {
     if (this.currentTest?.state === "failed") console.log(lines.join("\n"));
-    lines.length = 0;
     await stop?.();
     stop = undefined;
     await transport?.close();
@@ -97,16 +95,9 @@ describe("startup taints: a replica that lost the Lease", function () {
       ],
       {},
     );
-    const logger = createLogger({
-      level: "debug",
-      format: "text",
-      stream: new Writable({
-        write: (chunk, _encoding, done) => {
-          lines.push(String(chunk).trimEnd());
-          done();
-        },
-      }),
-    });
+    const collected = collectingLogger({ format: "text" });
+    lines = collected.lines;
+    const { logger } = collected;
     const registry = new Registry();
     const metrics = createMetrics(registry, { ruleNames: config.rules.map((rule) => rule.name), version: "test" });
     transport = transportVia(controlPlane(), controlPlane().server);

@@ -2,16 +2,15 @@
 // feeds back into the queue, a reconcile that throws, leadership coming and going) never runs two reconciles of
 // the same key at once, never more than --workers at all, never reconciles while not leading, and never loses a key.
 
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import fc from "fast-check";
 import { Registry } from "prom-client";
 import { Controller, type Leadership } from "../../../src/controller/controller.js";
 import type { ReconcileResult } from "../../../src/controller/reconcile-result.js";
 import type { Reconciler } from "../../../src/controller/reconciler.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { WorkQueue } from "../../../src/queue/work-queue.js";
+import { silentLogger } from "../../support/loggers.js";
 import { FakeClock } from "../fake-clock.js";
 
 const KEYS = ["ns/a", "ns/b", "ns/c", "ns/d"];
@@ -83,8 +82,7 @@ class Harness {
   constructor() {
     const registry = new Registry();
     const metrics = createMetrics(registry, { ruleNames: ["istio"], version: "test" });
-    const sink = new Writable({ write: (_chunk, _enc, next) => next() });
-    const logger = createLogger({ level: "error", format: "json", stream: sink });
+    const logger = silentLogger();
     const reconciler = { reconcile: (key: string) => this.#reconcile(key) } as unknown as Reconciler;
     this.controller = new Controller({
       queue: this.queue,

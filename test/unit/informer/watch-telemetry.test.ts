@@ -1,18 +1,13 @@
 // watchTelemetry: each watch's events, restarts and last sync are counted under its own `resource`, so node
 // traffic cannot hide a pod watch that has gone quiet (issue 25).
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { watchTelemetry } from "../../../src/informer/watch-telemetry.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
+import { silentLogger } from "../../support/loggers.js";
 
 describe("informer/watch-telemetry", () => {
-  const logger = createLogger({
-    level: "error",
-    format: "json",
-    stream: new Writable({ write: (_chunk, _encoding, done) => done() }),
-  });
+  const logger = silentLogger();
 
   it("keeps the last sync, events and restarts of each watched resource apart", async () => {
     const registry = new Registry();

@@ -1,12 +1,11 @@
 // startHttpServer: /metrics, /healthz, /readyz, 404/405, and a close() that leaves nothing running.
 
 import { Agent, request } from "node:http";
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { type HealthReport, reportText, startHttpServer } from "../../../src/observe/http-server.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
+import { silentLogger } from "../../support/loggers.js";
 
 type Reply = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
 
@@ -33,12 +32,7 @@ function call(url: string, opts: { method?: string; accept?: string; agent?: Age
   });
 }
 
-const quietLogger = () =>
-  createLogger({
-    level: "error",
-    format: "json",
-    stream: new Writable({ write: (_chunk, _enc, done) => done() }),
-  });
+const quietLogger = silentLogger;
 
 describe("observe/http-server", () => {
   let health: HealthReport;

@@ -1,7 +1,6 @@
 // What one reconcile does with each answer of the API server, per mode, against a scripted transport: which call
 // it makes, what it counts, and what the queue is told next. 404 and 409 are skips (409 looks again soon), 429
 // waits for Retry-After without spending a retry, 403 and 500 are failures retried with backoff.
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { EventRecorder } from "../../../src/act/event-recorder.js";
@@ -13,10 +12,10 @@ import { Reconciler } from "../../../src/controller/reconciler.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
 import { PodStore } from "../../../src/informer/pod-store.js";
-import { createLogger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import { Holds } from "../../../src/safety/holds.js";
+import { silentLogger } from "../../support/loggers.js";
 import { exited, init, istioPod } from "../detect/pod-facts-builder.js";
 import { type ScriptedAnswer, type ScriptedCall, scriptedTransport } from "./scripted-transport.js";
 
@@ -50,11 +49,7 @@ function setup(mode: Mode, status: number) {
         : { status, ...(status === 429 && { retryAfterSeconds: RETRY_AFTER_SECONDS }) },
   });
   const metrics = createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" });
-  const logger = createLogger({
-    level: "error",
-    format: "json",
-    stream: new Writable({ write: (_c, _e, next) => next() }),
-  });
+  const logger = silentLogger();
   const label = { key: "cni.istio.io/uninitialized", value: "true" };
   const events = new EventRecorder(transport, logger, () => {});
   const store = new PodStore();
