@@ -1,0 +1,168 @@
+// The manager's start and stop order (controller/manager.ts): workers and ticks only once every cache holds its
+// first list; on stop, workers first, then the outbox, then the Lease, then the watches; a budget bounds the wait.
+import { expect } from "chai";
+import { Manager, type Outbox, type Runnable } from "../../../src/controller/manager.js";
+import type { RunningCache } from "../../../src/informer/reflector.js";
+import { silentLogger } from "../../support/loggers.js";
+
+/** A cache whose first list completes when the test says; runs until aborted, and notes when it stops. */
+class HandCache implements RunningCache {
+  synced = false;
+  readonly name: string;
+  readonly log: string[];
+  readonly idleMs: number;
+  #synced: (() => void)[] = [];
+
+  constructor(name: string, log: string[], idleMs = 0) {
+    this.name = name;
+    this.log = log;
+    this.idleMs = idleMs;
+  }
+
+  sync(): void {
+    this.synced = true;
+    for (const wake of this.#synced.splice(0)) wake();
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    await aborted(signal);
+    this.log.push(`${this.name} stopped`);
+  }
+
+  waitForSync(signal: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      this.#synced.push(() => resolve(true));
+      signal.addEventListener("abort", () => resolve(false), { once: true });
+    });
+  }
+}
+
+/** Runs until aborted, then takes `finishMs` to finish what it has in flight (never, when infinite). */
+const runnable = (name: string, log: string[], finishMs = 0): Runnable & { started: boolean } => {
+  const made = {
+    started: false,
+    async run(signal: AbortSignal) {
+      made.started = true;
+      log.push(`${name} started`);
+      await aborted(signal);
+      await after(finishMs);
+      log.push(`${name} stopped`);
+    },
+  };
+  return made;
+};
+
+const outbox = (log: string[], drainMs = 0): Outbox & { stoppedRetrying: boolean } => {
+  const made = {
+    stoppedRetrying: false,
+    backlog: 0,
+    async drain() {
+      await after(drainMs);
+      log.push("outbox drained");
+    },
+    stopRetrying() {
+      made.stoppedRetrying = true;
+    },
+  };
+  return made;
+};
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+/** Resolves after `ms`; never when infinite (no timer left behind to keep the test run alive). */
+const after = (ms: number) =>
+  new Promise<void>((resolve) => {
+    if (Number.isFinite(ms)) setTimeout(resolve, ms);
+  });
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe("controller/manager", () => {
+  it("starts the workers and the ticks only once every cache holds its first list", async () => {
+    const log: string[] = [];
+    const pods = new HandCache("pods", log);
+    const nodes = new HandCache("nodes", log);
+    const worker = runnable("worker", log);
+    let ticks = 0;
+    const manager = new Manager({
+      reflectors: [pods, nodes],
+      workers: [worker],
+      ticks: [{ everyMs: 1, tick: () => ticks++ }],
+      outbox: outbox(log),
+      logger: silentLogger(),
+    });
+    manager.start();
+    pods.sync();
+    await tick();
+    expect(manager.synced).to.equal(false);
+    expect(worker.started, "a cache is still listing").to.equal(false);
+    expect(ticks).to.equal(0);
+    nodes.sync();
+    await tick();
+    expect(manager.synced).to.equal(true);
+    expect(worker.started).to.equal(true);
+    expect(ticks).to.be.above(0);
+    await manager.stop();
+  });
+
+  it("stops in reverse: workers, then the outbox, then the election, then the watches", async () => {
+    const log: string[] = [];
+    const cache = new HandCache("watch", log);
+    cache.sync();
+    const manager = new Manager({
+      reflectors: [cache],
+      elector: runnable("election", log),
+      workers: [runnable("worker", log, 20)],
+      ticks: [],
+      outbox: outbox(log, 20),
+      logger: silentLogger(),
+    });
+    manager.start();
+    await tick();
+    const report = await manager.stop();
+    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true });
+    expect(log.filter((line) => line.endsWith("stopped") || line.endsWith("drained"))).to.deep.equal([
+      "worker stopped",
+      "outbox drained",
+      "election stopped",
+      "watch stopped",
+    ]);
+  });
+
+  it("past the budget, stops waiting for workers and Events: the outbox stops retrying and the rest stops anyway", async () => {
+    const log: string[] = [];
+    const cache = new HandCache("watch", log);
+    cache.sync();
+    const events = outbox(log, Number.POSITIVE_INFINITY);
+    const manager = new Manager({
+      reflectors: [cache],
+      workers: [runnable("worker", log, Number.POSITIVE_INFINITY)],
+      ticks: [],
+      outbox: events,
+      logger: silentLogger(),
+    });
+    manager.start();
+    await tick();
+    const started = performance.now();
+    const report = await manager.stop(50);
+    expect(performance.now() - started).to.be.below(1_000);
+    expect(report).to.deep.equal({ workersStopped: false, outboxDrained: false });
+    expect(events.stoppedRetrying).to.equal(true);
+    expect(log).to.include("watch stopped");
+  });
+
+  it("reports the cache that has heard from the API server least recently", () => {
+    const log: string[] = [];
+    const manager = new Manager({
+      reflectors: [new HandCache("pods", log, 100), new HandCache("nodes", log, 5_000)],
+      workers: [],
+      ticks: [],
+      outbox: outbox(log),
+      logger: silentLogger(),
+    });
+    expect(manager.idleMs).to.equal(5_000);
+  });
+});
