@@ -31,6 +31,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { buildStartupTaints } from "../prevent/build-startup-taints.js";
 import type { StartupTaints } from "../prevent/startup-taints.js";
 import { WorkQueue } from "../queue/work-queue.js";
+import type { ReadyBasis } from "../safety/cni-agents.js";
 import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
 import { Publisher } from "../util/publisher.js";
@@ -66,6 +67,8 @@ export type ComposeOptions = {
   readonly registry?: Registry;
   /** Startup taints are judged and shown, never written (scan, even with --repair: it repairs pods only). */
   readonly startupTaintsReadOnly?: boolean;
+  /** The node-agent gate's Ready time: "observed" for run (the default), "claimed" for one-shot commands. */
+  readonly agentReadyBasis?: ReadyBasis;
 };
 
 /** A storm breaker's window passes with time alone: let it forget old deletes (and maybe close). */
@@ -124,6 +127,7 @@ export function composeController(
     loopBackoff: config.loopBackoff,
     storm: config.storm,
     nodeAgentGates: nodeAgents.gatesByRule,
+    ...(options.agentReadyBasis && { readyBasis: options.agentReadyBasis }),
     ...guardEvents.hooks,
   });
   // Ambient enrolment grace: when each pod was seen entering scope, and when its node's agents turned Ready.

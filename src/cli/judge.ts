@@ -42,16 +42,11 @@ export function judgePod(
 }
 
 /**
- * Detection's context for a one-shot command. It has no memory of when a pod entered ambient scope or an agent
- * turned Ready: it goes by the pod's and the kubelet's own times (run counts from its own sight as well, so it may
- * wait longer than this shows).
+ * Detection's context for a one-shot command. It has no memory of when a pod entered ambient scope, and its guards
+ * go by the kubelet's Ready time of the agents (startSynced): it goes by the pod's and the kubelet's own times.
  */
 export function oneShotContext(parts: ControllerParts): DetectContext {
-  return {
-    ...parts.context(),
-    seenUnenrolledSince: undefined,
-    agentsReadySince: (node: string, rule: string) => parts.guards.agentsReadySince(node, rule, "claimed"),
-  };
+  return { ...parts.context(), seenUnenrolledSince: undefined };
 }
 
 /** The one word for what happens to the pod: the mode's action, "hold", "skip" or "none" (healthy). */

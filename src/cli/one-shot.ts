@@ -1,5 +1,6 @@
 // The controller's parts for a one-shot command (scan, explain): started, its caches listed once, stopped when done.
 // Read-only unless the command writes (scan --repair): without leadership the workers keep their hands off.
+// Its guards go by the kubelet's Ready time of the CNI agents ("claimed"): it has not watched them before.
 import type { Config } from "../config/config.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { createLogger, type Logger } from "../observe/logger.js";
@@ -19,7 +20,9 @@ export async function startSynced(
   transport: KubeTransport,
   metrics: Metrics,
   logger: Logger,
-  options: Omit<ComposeOptions, "leadership" | "elector" | "onWatchError"> & { readonly writes: boolean },
+  options: Omit<ComposeOptions, "leadership" | "elector" | "onWatchError" | "agentReadyBasis"> & {
+    readonly writes: boolean;
+  },
 ): Promise<SyncedParts> {
   const gaveUp = new AbortController();
   let failure: unknown;
@@ -28,6 +31,9 @@ export async function startSynced(
   const parts = composeController(config, transport, metrics, logger, {
     ...composeOptions,
     ...(!writes && { leadership: { isLeader: false, waitForLeadership: async () => false } }),
+    // No memory of the agents' past: the node-agent gate trusts the kubelet's Ready time when it is a past time, as
+    // Kubernetes' own minReadySeconds does; a missing or future one holds (docs/operations.md, "One guarded pass").
+    agentReadyBasis: "claimed",
     // A one-shot command gives up on the first failure before its caches are whole.
     onWatchError: (error) => {
       if (synced) return;

@@ -25,6 +25,13 @@ export type GuardOptions = {
   readonly onStormTransition?: (transition: StormTransition) => void;
   /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
   readonly onTurnMoved?: (key: string, waitMs: number) => void;
+  /**
+   * Which Ready time the node-agent gate counts from (see CniAgents.readyForMs). "observed" (run, the default): from
+   * the later of the kubelet's time and this process's first sight. "claimed" (the one-shot commands, which have no
+   * sight of the past): from the kubelet's time when it is a past time; a missing or future one still counts from
+   * this process's first sight, so it holds.
+   */
+  readonly readyBasis?: ReadyBasis;
   readonly clock?: Clock;
 };
 
@@ -45,6 +52,10 @@ export type NodeAgentGate = {
 /** How long after its CNI agent turned Ready (beyond --cni-agent-min-ready) a pod's breakage is still its fault. */
 const EXPLAINED_AFTER_READY_MS = 60_000;
 
+/** Why a one-shot command may hold an agent Ready for long: it cannot vouch for a time the kubelet did not give. */
+const CLAIMED_BASIS_NOTE =
+  " (by the kubelet's Ready time; without one, or with one in the future, counted from this command's start)";
+
 export class SafetyGuards {
   readonly storm: StormBreaker;
   readonly #tokens: TokenBucket;
@@ -53,6 +64,7 @@ export class SafetyGuards {
   readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
   readonly #onTurnMoved: GuardOptions["onTurnMoved"];
   readonly #onStormTransition: GuardOptions["onStormTransition"];
+  readonly #readyBasis: ReadyBasis;
   readonly #clock: Clock;
 
   constructor(options: GuardOptions) {
@@ -71,6 +83,7 @@ export class SafetyGuards {
     this.#nodeAgentGates = options.nodeAgentGates;
     this.#onTurnMoved = options.onTurnMoved;
     this.#onStormTransition = options.onStormTransition;
+    this.#readyBasis = options.readyBasis ?? "observed";
   }
 
   /**
@@ -199,10 +212,10 @@ export class SafetyGuards {
   /**
    * When the last of the rule's node agents that are Ready on the node turned Ready, as this controller observed
    * it (the ambient enrolment grace counts from there: an agent that just started enrols the pods it finds). A gate
-   * with no Ready agent adds nothing: it holds the pod itself, and names the missing agent. `scan`, which has no
-   * memory of its own, goes by the kubelet's time ("claimed").
+   * with no Ready agent adds nothing: it holds the pod itself, and names the missing agent. The one-shot commands,
+   * which have no memory of their own, go by the kubelet's time (readyBasis "claimed").
    */
-  agentsReadySince(node: string, ruleName: string, basis: ReadyBasis = "observed"): GraceStart | undefined {
+  agentsReadySince(node: string, ruleName: string, basis: ReadyBasis = this.#readyBasis): GraceStart | undefined {
     const now = this.#clock.now();
     const by = basis === "observed" ? "seen by this controller" : "by the kubelet's time";
     let latest: GraceStart | undefined;
@@ -223,7 +236,7 @@ export class SafetyGuards {
   #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
     const node = facts.nodeName ?? "";
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyForMs = gate.agents.readyForMs(node, this.#clock.now());
+      const readyForMs = gate.agents.readyForMs(node, this.#clock.now(), this.#readyBasis);
       if (readyForMs === undefined) {
         // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
         const nowhere =
@@ -236,7 +249,9 @@ export class SafetyGuards {
       return {
         reason: gate.reason,
         waitMs: gate.minReadyMs - readyForMs,
-        detail: `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required`,
+        detail:
+          `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required` +
+          (this.#readyBasis === "claimed" ? CLAIMED_BASIS_NOTE : ""),
       };
     }
     return undefined;

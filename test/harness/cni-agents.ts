@@ -39,11 +39,14 @@ export async function createCniAgent(api: CoreV1Api, options: CniAgentOptions): 
   await writeAgentStatus(api, { namespace, name }, options.readySince);
 }
 
-/** Marks the agent Ready since the given time, as a finished DaemonSet rollout would. */
+/**
+ * Marks the agent Ready since the given time, as a finished DaemonSet rollout would; "no time": Ready without a
+ * lastTransitionTime (a kubelet never writes that; a hand-written or broken status may).
+ */
 export async function setCniAgentReady(
   api: CoreV1Api,
   agent: { namespace: string; name: string },
-  since: Date,
+  since: Date | "no time",
 ): Promise<void> {
   await writeAgentStatus(api, agent, since);
 }
@@ -56,19 +59,17 @@ export async function setCniAgentNotReady(api: CoreV1Api, agent: { namespace: st
 async function writeAgentStatus(
   api: CoreV1Api,
   agent: { namespace: string; name: string },
-  readySince: Date | undefined,
+  readySince: Date | "no time" | undefined,
 ): Promise<void> {
-  const at = readySince ?? new Date();
+  const condition =
+    readySince === "no time"
+      ? { type: "Ready", status: "True" }
+      : { type: "Ready", status: readySince ? "True" : "False", lastTransitionTime: readySince ?? new Date() };
   await api.patchNamespacedPodStatus(
     {
       namespace: agent.namespace,
       name: agent.name,
-      body: {
-        status: {
-          phase: "Running",
-          conditions: [{ type: "Ready", status: readySince ? "True" : "False", lastTransitionTime: at }],
-        },
-      },
+      body: { status: { phase: "Running", conditions: [condition] } },
     },
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );

@@ -28,6 +28,7 @@ type Overrides = {
   nodeAgentGates?: GuardOptions["nodeAgentGates"];
   onTurnMoved?: GuardOptions["onTurnMoved"];
   onStormTransition?: GuardOptions["onStormTransition"];
+  readyBasis?: GuardOptions["readyBasis"];
 };
 
 /** The istio rule's CNI agent gate, as the pipeline builds it. */
@@ -62,15 +63,16 @@ function setup(overrides: Overrides = {}) {
     nodeAgentGates: overrides.nodeAgentGates ?? new Map(),
     ...(overrides.onTurnMoved && { onTurnMoved: overrides.onTurnMoved }),
     ...(overrides.onStormTransition && { onStormTransition: overrides.onStormTransition }),
+    ...(overrides.readyBasis && { readyBasis: overrides.readyBasis }),
     clock,
   });
   return { clock, guards };
 }
 
-function gated(agents: AgentFacts[]) {
+function gated(agents: AgentFacts[], readyBasis?: GuardOptions["readyBasis"]) {
   const istio = new CniAgents();
   for (const a of agents) istio.store.upsert(a);
-  return setup({ nodeAgentGates: cniGate(istio) });
+  return setup({ nodeAgentGates: cniGate(istio), ...(readyBasis && { readyBasis }) });
 }
 
 describe("safety/guards", () => {
@@ -194,6 +196,33 @@ describe("safety/guards", () => {
         agent("old", "node-a", START - 11 * SECOND),
       ]);
       expect(guards.view(pod(), "istio")).to.deep.equal({});
+    });
+
+    it("run ('observed') counts from its own first sight; a one-shot command ('claimed') from a past kubelet time", () => {
+      const seenNow = (name: string, node: string, readySinceMs: number | undefined): AgentFacts => ({
+        ...agent(name, node, readySinceMs),
+        seenReadyAtMs: START,
+      });
+      const hourAgo = [seenNow("cni-a", "node-a", START - 3_600 * SECOND)];
+      expect(gated(hourAgo).guards.view(pod(), "istio").agent?.detail).to.equal(
+        "the CNI agent on node node-a has been Ready for 0 s of the 10 s required",
+      );
+      expect(gated(hourAgo, "claimed").guards.view(pod(), "istio")).to.deep.equal({});
+      // Fail-safe: a future or missing kubelet time counts from the command's own start, and says so.
+      for (const readySinceMs of [START + 3_600 * SECOND, Number.POSITIVE_INFINITY]) {
+        const { clock, guards } = gated([seenNow("cni-a", "node-a", readySinceMs)], "claimed");
+        expect(guards.view(pod(), "istio").agent).to.deep.include({
+          reason: "cni_agent_not_ready",
+          waitMs: 10 * SECOND,
+        });
+        expect(guards.view(pod(), "istio").agent?.detail).to.include(
+          "(by the kubelet's Ready time; without one, or with one in the future, counted from this command's start)",
+        );
+        clock.advance(10 * SECOND);
+        expect(guards.view(pod(), "istio").agent === undefined, String(readySinceMs)).to.equal(
+          readySinceMs === Number.POSITIVE_INFINITY,
+        );
+      }
     });
 
     it("applies only to rules that have agents configured, and not at all when off", () => {
