@@ -157,8 +157,8 @@ bench-smoke: build controlplane-server ## The benchmarks at a few dozen pods, on
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: run
-run: build ## Run the controller against the current kubeconfig (ARGS="--mode report" ...)
-	node dist/src/cli/main.js $(ARGS)
+run: build ## Run cni-repair against the current kubeconfig: ARGS="run --mode delete" ...; without ARGS: run --mode report (changes nothing)
+	node dist/src/cli/main.js $(or $(ARGS),run --mode report)
 
 .PHONY: clean
 clean: ## Remove build output and installed tools (not the cached control-plane binaries)

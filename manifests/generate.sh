@@ -39,7 +39,7 @@ first_object() {
   awk '/^---$/ { n++; next } n <= 1' "$1"
 }
 
-# The workload's --preset argument (always the first, see _args.tpl) as the chart renders it with these values.
+# The workload's --preset argument (args[1], after run: see workload.yaml) as the chart renders it with these values.
 preset_arg() {
   "$helm" template cni-repair "$chart" --namespace cni-repair "$@" --show-only templates/workload.yaml |
     grep -m1 -o '"--preset=[^"]*"'
@@ -62,7 +62,7 @@ kustomization permissions/watch-namespaces \
   "Only for --preset istio-ambient: add it next to the overlay you install (namespaces list, watch)." rbac.yaml
 
 # One kustomize Component per combination of the built-in rules, for any mode overlay: what the chart's `presets`
-# value changes, from the chart itself. The controller's --preset (args[0], replaced only if it is still the
+# value changes, from the chart itself. The controller's --preset (args[1], after run, replaced only if it is still the
 # default's, so two preset components on one overlay fail instead of one silently winning), the meshed-pods admission
 # policy that allows deleting exactly those meshes' pods, and for istio-ambient the permission to watch namespaces.
 default_preset=$(preset_arg)
@@ -92,8 +92,8 @@ for presets in "${combinations[@]}"; do
     echo "  - path: meshed-pods-policy.yaml"
     echo "  - target: { kind: Deployment|DaemonSet, name: cni-repair }"
     echo "    patch: |-"
-    echo "      - { op: test, path: /spec/template/spec/containers/0/args/0, value: $default_preset }"
-    echo "      - { op: replace, path: /spec/template/spec/containers/0/args/0, value: $(preset_arg "${values[@]}") }"
+    echo "      - { op: test, path: /spec/template/spec/containers/0/args/1, value: $default_preset }"
+    echo "      - { op: replace, path: /spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
   } >"$out/$dir/kustomization.yaml"
 done
 

@@ -124,7 +124,7 @@ export async function startController(options: StartOptions): Promise<StartedCon
   if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
   const child = new ProbedProcess({
     script: options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN,
-    args: ["--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
+    args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
     env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv },
     nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
   });

@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 import { parseConfig } from "../config/config.js";
-// Entry point of the `cni-repair` command: parse the configuration, then run the controller.
+// Entry point of the `cni-repair` command: parse the configuration, then run the command asked for (bare: help).
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
 import { versionText } from "./version.js";
 
-/** Exit codes: 0 clean stop, 1 runtime failure, 2 bad configuration (like most CLIs' usage errors). */
+/**
+ * Exit codes: 0 clean stop (and help, bare included), 1 runtime failure, 2 bad configuration (like most CLIs' usage
+ * errors).
+ */
 async function main(): Promise<number> {
   let parsed: ReturnType<typeof parseConfig>;
   try {
     parsed = parseConfig(process.argv.slice(2), process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(`cni-repair: ${error.message}\nRun 'cni-repair <command> --help' for the flags of a command.`);
+    console.error(`cni-repair: ${error.message}\nRun 'cni-repair help [command]' for the commands and their flags.`);
     return 2;
   }
   switch (parsed.command) {

@@ -1,9 +1,10 @@
 // parseConfig: argv and environment to the command to run and a fully checked, typed Config.
 
+import { isDeepStrictEqual } from "node:util";
 import type { Rule } from "../detect/rule.js";
 import { environmentUse, refuseVariable } from "./applicability.js";
 import type { Subcommand } from "./commands.js";
-import { invalidValue } from "./config-error.js";
+import { ConfigError, invalidValue } from "./config-error.js";
 import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./flags.js";
 import { type Command, readArgs, type Setting } from "./read-args.js";
 import { buildRules } from "./rules.js";
@@ -103,8 +104,8 @@ export type ParsedConfig = {
 };
 
 /**
- * Flags win over CNI_REPAIR_* env vars, which win over defaults. Throws ConfigError naming the flag
- * or env var and the bad text, an unknown CNI_REPAIR_* variable, or a flag (or, for run, a variable) the
+ * A flag or its CNI_REPAIR_* env var, else the default; both given must agree (refuseDisagreement). Throws
+ * ConfigError naming the flag or env var and the bad text, a flag and a variable that disagree, an unknown CNI_REPAIR_* variable, or a flag (or, for run, a variable) the
  * subcommand does not accept (applicability.ts). For help and version only argv is checked and config holds the
  * defaults, so a broken environment cannot stop someone reading --help.
  */
@@ -128,13 +129,33 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
       if (use === "use") given.set(name, { text, source: envName });
     }
     const fromArgv = args.settings.get(name);
-    if (fromArgv !== undefined) given.set(name, fromArgv);
+    if (fromArgv === undefined) continue;
+    const fromEnv = given.get(name);
+    if (fromEnv !== undefined) refuseDisagreement(name, fromEnv, fromArgv);
+    given.set(name, fromArgv);
   }
   return {
     command,
     config: toConfig(parseValues(given), given),
     ...(args.target && { target: args.target }),
   };
+}
+
+/**
+ * A variable and a flag for one setting must agree (the same value, however written: 10s and 10000ms): a silent
+ * winner would leave a Deployment's env or an overlay's flag doing nothing, with nobody told.
+ */
+function refuseDisagreement(name: FlagName, fromEnv: Setting, fromArgv: Setting): void {
+  const [env, argv] = [fromEnv, fromArgv].map((setting) => {
+    const parsed = flags[name].parse(setting.text);
+    if (!parsed.ok) throw invalidValue(setting.source, setting.text, parsed.reason);
+    return parsed.value;
+  });
+  if (isDeepStrictEqual(env, argv)) return;
+  throw new ConfigError(
+    `${fromEnv.source}=${JSON.stringify(fromEnv.text)} and ${fromArgv.source}=${JSON.stringify(fromArgv.text)} ` +
+      `disagree: set one of them, or the same value in both (e.g. env -u ${fromEnv.source} cni-repair ...)`,
+  );
 }
 
 /** The config with every flag at its default. */

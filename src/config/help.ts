@@ -17,8 +17,8 @@ type CommandHelp = {
 
 const COMMANDS: Readonly<Record<Subcommand, CommandHelp>> = {
   run: {
-    usage: "cni-repair [run] [flags]",
-    summary: "watch pods and repair broken ones until stopped (the default command)",
+    usage: "cni-repair run [flags]",
+    summary: "watch pods and repair broken ones until stopped",
     about: [
       "Watches pods and repairs those whose service-mesh CNI validator init container failed: deletes them so their",
       "owner recreates them, labels them, or only reports them, under the guards below. Runs until SIGTERM.",
@@ -34,8 +34,12 @@ const COMMANDS: Readonly<Record<Subcommand, CommandHelp>> = {
     summary: "list broken pods once and what run would do (exit 0: none, 1: some)",
     about: [
       "Lists the pods in scope once and prints how many it checked, in which scope, and every broken pod with what",
-      "run would do with it now. With --repair, makes one pass of repairs and prints the results.",
-      "Exit codes: 0 nothing broken, 1 broken pods (left), 2 error, 3 a permission --repair needs is missing.",
+      "run would do with it now. With --repair, makes one pass of repairs under run's guards and prints the results.",
+      "One pass: it acts on what is due now and waits for nothing; held pods are reported with their reason and wait.",
+      "It deletes at most --deletion-burst (the rest: held rate_limit). It has not watched the CNI agents before: it",
+      "trusts the kubelet's Ready time of an agent Ready before it started (as Kubernetes' minReadySeconds does); an",
+      "agent with no Ready time or one in the future is held cni_agent_not_ready for this pass.",
+      "Exit codes: 0 nothing broken (left), 1 broken pods (left), 2 error, 3 a permission --repair needs is missing.",
     ],
     examples: [
       "cni-repair scan --namespaces=shop",
@@ -76,17 +80,19 @@ function overview(): string[] {
     "",
     "Commands:",
     ...SUBCOMMANDS.map((name) => `  ${commandWord(name).padEnd(width)}${COMMANDS[name].summary}`),
+    `  ${"help [command]".padEnd(width)}this overview, or a command's flags (as <command> --help)`,
     "",
     "Flags:",
     ...flagEntries(["help", "version"]),
     "",
-    "Run 'cni-repair <command> --help' for the flags of a command.",
+    "Without a command, cni-repair prints this and exits 0: the controller starts only with 'run'.",
+    "Run 'cni-repair help <command>' for the flags of a command.",
   ];
 }
 
 /** "explain <namespace>/<pod>": the usage line without the program name and flags. */
 const commandWord = (name: Subcommand): string =>
-  COMMANDS[name].usage.replace(/^cni-repair (\[run\]|\S+)/, name).replace(" [flags]", "");
+  COMMANDS[name].usage.replace(/^cni-repair \S+/, name).replace(" [flags]", "");
 
 function commandHelp(command: Subcommand): string[] {
   const { usage, about, examples } = COMMANDS[command];
@@ -100,7 +106,8 @@ function commandHelp(command: Subcommand): string[] {
     ...(command === "version"
       ? ["Environment: none is read."]
       : [
-          "Environment: a flag can also be set by the env var shown; a flag on the command line wins.",
+          "Environment: a flag can also be set by the env var shown; a flag and its variable given with different",
+          "values are refused (exit 2), the same value in both is fine.",
           ENVIRONMENT_RULE,
         ]),
     "",

@@ -2,9 +2,10 @@
 
 import { parseArgs } from "node:util";
 import { accepts, refuseFlag } from "./applicability.js";
-import { isSubcommand, type Subcommand } from "./commands.js";
+import { isSubcommand, SUBCOMMANDS, type Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";
-import { type FlagName, flags, isFlagName } from "./flags.js";
+import { didYouMean } from "./did-you-mean.js";
+import { type FlagName, flagNames, flags, isFlagName } from "./flags.js";
 
 export type Command = Subcommand | "help";
 
@@ -46,7 +47,10 @@ export function readArgs(argv: readonly string[]): Args {
     if (token.kind === "positional") positionals.push(token.value);
     if (token.kind !== "option") continue;
     const { name, rawName } = token;
-    if (!isFlagName(name)) throw new ConfigError(`unknown flag ${rawName} (see --help)`);
+    if (!isFlagName(name)) {
+      const hint = rawName.startsWith("--") ? didYouMean(name, flagNames, (flag) => `--${flag}`) : "";
+      throw new ConfigError(`unknown flag ${rawName}${hint} (see --help)`);
+    }
     const source = `--${name}`;
     if (flags[name].type === "bool") {
       settings.set(name, { text: token.value ?? "true", source });
@@ -62,22 +66,47 @@ export function readArgs(argv: readonly string[]): Args {
     settings.set(name, { text: token.value, source });
   }
   const [first, ...rest] = positionals;
-  if (first !== undefined && !isSubcommand(first)) {
+  if (first === "help") return helpCommand(rest, settings);
+  if (first !== undefined && !isSubcommand(first)) throw unknownCommand(first);
+  const help = isSet(settings, "help");
+  const version = isSet(settings, "version");
+  // run is explicit: a bare `cni-repair` prints the overview and changes nothing, as kubectl and helm do.
+  if (first === undefined && !help && !version) {
+    if (settings.size === 0) return { command: "help", settings };
     throw new ConfigError(
-      `unknown command ${JSON.stringify(first)}: expected run, scan, explain, version, --help or --version`,
+      `no command given (flags: ${[...settings.values()].map((setting) => setting.source).join(" ")}); ` +
+        "run is not implied: write 'cni-repair run [flags]' to start the controller",
     );
   }
-  const help = isSet(settings, "help");
   // explain's pod may be left out when only its help is asked for.
   const target = first === "explain" && !(help && rest.length === 0) ? explainTarget(rest) : undefined;
   if (first !== "explain" && rest.length > 0) {
     throw new ConfigError(`unexpected arguments after ${first}: ${rest.map((arg) => JSON.stringify(arg)).join(" ")}`);
   }
   // --version is the version subcommand; no subcommand is run.
-  const subcommand = isSet(settings, "version") ? "version" : (first ?? "run");
+  const subcommand = version ? "version" : (first ?? "run");
   for (const name of settings.keys()) if (!accepts(subcommand, name)) throw refuseFlag(subcommand, name);
   if (help) return { command: "help", ...(first !== undefined && { helpFor: first }), settings };
   return { command: subcommand, settings, ...(target && { target }) };
+}
+
+/** `cni-repair help [command]`: the overview, or one command's help (as `<command> --help`). */
+function helpCommand(rest: readonly string[], settings: ReadonlyMap<FlagName, Setting>): Args {
+  const [topic, ...more] = rest;
+  if (more.length > 0) {
+    throw new ConfigError(
+      `unexpected arguments after help ${topic}: ${more.map((arg) => JSON.stringify(arg)).join(" ")}`,
+    );
+  }
+  if (topic !== undefined && !isSubcommand(topic)) throw unknownCommand(topic);
+  return { command: "help", ...(topic !== undefined && { helpFor: topic }), settings };
+}
+
+function unknownCommand(word: string): ConfigError {
+  const hint = didYouMean(word, [...SUBCOMMANDS, "help"]);
+  return new ConfigError(
+    `unknown command ${JSON.stringify(word)}${hint}: expected ${SUBCOMMANDS.join(", ")}, help, --help or --version`,
+  );
 }
 
 /** explain takes exactly one <namespace>/<pod>. */

@@ -1,7 +1,7 @@
 // Refuses CNI_REPAIR_* environment variables that no flag reads: a misspelt limit must not silently fall back to
 // its default.
-import { closest } from "fastest-levenshtein";
 import { ConfigError } from "./config-error.js";
+import { closestName } from "./did-you-mean.js";
 
 const PREFIX = "CNI_REPAIR_";
 
@@ -28,9 +28,4 @@ export function rejectUnknownEnv(env: Record<string, string | undefined>, flagEn
     `unknown environment variable ${first} (did you mean ${closestName(first, [...known])}?)` +
       (unknown.length > 1 ? `; also unknown: ${unknown.slice(1).join(", ")}` : ""),
   );
-}
-
-/** The candidate with the smallest edit distance (the first of equals); candidates must not be empty. */
-export function closestName(name: string, candidates: readonly string[]): string {
-  return closest(name, [...candidates]);
 }

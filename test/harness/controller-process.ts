@@ -56,9 +56,11 @@ export class ControllerProcess {
       ...(options.nodeFlags ?? []),
       MAIN,
     ];
+    // run is explicit (a bare cni-repair prints help): an installed workload's args start with it, others are flags.
+    const run = options.args[0] === "run" ? [] : ["run"];
     const child = spawn(
       command,
-      [...prefix, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],
+      [...prefix, ...run, "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.args],
       {
         stdio: ["ignore", "pipe", "pipe"],
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...options.env },

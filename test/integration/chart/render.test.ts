@@ -296,7 +296,9 @@ describe("chart: helm lint, schema and template", function () {
   it("leaves the controller's defaults alone where values are empty, with an explicit preset list", async () => {
     const rendered = await renderChart("cluster");
     const { args, env } = podCommand(controllerContainer(rendered), PLACEMENT);
+    // run first: a bare cni-repair only prints help.
     expect(args).to.deep.equal([
+      "run",
       "--preset=istio",
       "--http-port=8080",
       "--shutdown-timeout=20s",

@@ -1,6 +1,7 @@
 // The command line: bad flags exit 2 naming the value, help and version, and the HTTP endpoints.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -12,20 +13,29 @@ import { PLAIN } from "./start.js";
 
 describe("cni-repair command line", () => {
   for (const [args, env, expected] of [
-    [["--mode=remove"], {}, '--mode "remove"'],
-    [["--preset=istio,consul"], {}, '--preset "istio,consul"'],
-    [["--custom-init-container=check", "--custom-exit-codes=0"], {}, '--custom-exit-codes "0"'],
-    [["--label-selector=app in (a"], {}, "--label-selector"],
-    [["--resync-period=5"], {}, '--resync-period "5"'],
-    [["--http-port=99999"], {}, '--http-port "99999"'],
-    [["--no-such-flag"], {}, "--no-such-flag"],
+    [["run", "--mode=remove"], {}, '--mode "remove"'],
+    [["run", "--preset=istio,consul"], {}, '--preset "istio,consul"'],
+    [["run", "--custom-init-container=check", "--custom-exit-codes=0"], {}, '--custom-exit-codes "0"'],
+    [["run", "--label-selector=app in (a"], {}, "--label-selector"],
+    [["run", "--resync-period=5"], {}, '--resync-period "5"'],
+    [["run", "--http-port=99999"], {}, '--http-port "99999"'],
+    [["run", "--no-such-flag"], {}, "--no-such-flag"],
+    [["run", "--max-deletions-per-minut=5"], {}, "(did you mean --max-deletions-per-minute?)"],
+    [["scna"], {}, 'unknown command "scna" (did you mean scan?)'],
+    [["help", "sacn"], {}, 'unknown command "sacn" (did you mean scan?)'],
+    [["--mode=report"], {}, "no command given (flags: --mode); run is not implied"],
+    [
+      ["run", "--preset=istio"],
+      { CNI_REPAIR_PRESET: "istio,linkerd" },
+      'CNI_REPAIR_PRESET="istio,linkerd" and --preset="istio" disagree',
+    ],
     [["run", "-o", "json"], {}, "flag --output does not apply to run (accepted by: scan, explain)"],
     [["explain", "ns/pod", "--repair"], {}, "flag --repair does not apply to explain (accepted by: scan)"],
     [["version", "--leader-elect=false"], {}, "flag --leader-elect does not apply to version (accepted by: run)"],
     [["run"], { CNI_REPAIR_REPAIR: "true" }, "environment variable CNI_REPAIR_REPAIR does not apply to run"],
-    [[], { CNI_REPAIR_MODE: "nuke" }, 'CNI_REPAIR_MODE "nuke"'],
+    [["run"], { CNI_REPAIR_MODE: "nuke" }, 'CNI_REPAIR_MODE "nuke"'],
     [
-      [],
+      ["run"],
       { CNI_REPAIR_MAX_DELETIONS_PER_MINUT: "5" },
       "unknown environment variable CNI_REPAIR_MAX_DELETIONS_PER_MINUT (did you mean CNI_REPAIR_MAX_DELETIONS_PER_MINUTE?)",
     ],
@@ -55,8 +65,32 @@ describe("cni-repair command line", () => {
     }
   });
 
+  it("bare, prints the overview and exits 0 without connecting to any cluster, whatever the environment says", async () => {
+    const connections: Socket[] = [];
+    const server = createServer((socket) => connections.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dir = mkdtempSync(join(tmpdir(), "cni-repair-bare-"));
+    const kubeconfig = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
+    for (const entry of kubeconfig.clusters)
+      entry.cluster.server = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    writeFileSync(join(dir, "kubeconfig"), JSON.stringify(kubeconfig));
+    try {
+      const bare = await runCommand([], { KUBECONFIG: join(dir, "kubeconfig"), CNI_REPAIR_MODE: "delete" });
+      expect(bare.code, bare.stderr).to.equal(0);
+      expect(bare.stdout).to.match(/^Usage: cni-repair <command> \[flags\]\n/);
+      expect(bare.stdout).to.include("the controller starts only with 'run'");
+      const help = await runCommand(["help", "scan"]);
+      expect(help.code).to.equal(0);
+      expect(help.stdout).to.equal((await runCommand(["scan", "--help"])).stdout);
+      expect(connections).to.have.length(0);
+    } finally {
+      for (const socket of connections) socket.destroy();
+      server.close();
+    }
+  });
+
   it("exits 1 with a clear message when the kubeconfig does not exist", async () => {
-    const result = await runCommand(["--kubeconfig=/nonexistent/kubeconfig", "--log-format=text"]);
+    const result = await runCommand(["run", "--kubeconfig=/nonexistent/kubeconfig", "--log-format=text"]);
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/cannot connect.*--kubeconfig file .*\/nonexistent\/kubeconfig.* does not exist/);
   });

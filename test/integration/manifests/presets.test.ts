@@ -35,7 +35,7 @@ describe("manifests: preset components", function () {
       () => "built",
       (thrown: Error) => thrown.message,
     );
-    expect(error).to.match(/testing value \/spec\/template\/spec\/containers\/0\/args\/0 failed/);
+    expect(error).to.match(/testing value \/spec\/template\/spec\/containers\/0\/args\/1 failed/);
   });
 
   for (const presets of PRESET_COMBINATIONS) {

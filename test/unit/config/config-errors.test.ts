@@ -141,31 +141,62 @@ describe("config/parseConfig errors", () => {
   }
 
   it("words the documented examples exactly", () => {
-    expect(errorOf(["--mode", "remove"]).message).to.equal(
+    expect(errorOf(["run", "--mode", "remove"]).message).to.equal(
       'invalid --mode "remove": expected one of delete, label, report',
     );
-    expect(errorOf([], { CNI_REPAIR_HTTP_PORT: "99999" }).message).to.equal(
+    expect(errorOf(["run"], { CNI_REPAIR_HTTP_PORT: "99999" }).message).to.equal(
       'invalid CNI_REPAIR_HTTP_PORT "99999": expected a port 0-65535',
     );
   });
 
   it("names an unknown flag", () => {
-    expect(errorOf(["--bogus"]).message).to.include("unknown flag --bogus");
-    expect(errorOf(["--bogus=1"]).message).to.include("unknown flag --bogus");
+    expect(errorOf(["run", "--bogus"]).message).to.include("unknown flag --bogus");
+    expect(errorOf(["run", "--bogus=1"]).message).to.include("unknown flag --bogus");
     expect(errorOf(["-x"]).message).to.include("unknown flag -x");
-    expect(errorOf(["--Mode=label"]).message).to.include("unknown flag --Mode");
+    expect(errorOf(["run", "--Mode=label"]).message).to.include("unknown flag --Mode");
     expect(errorOf(["--help", "--bogus"]).message).to.include("unknown flag --bogus");
   });
 
   it("names a flag given without its value", () => {
-    expect(errorOf(["--mode"]).message).to.equal("flag --mode needs a value");
-    expect(errorOf(["--kubeconfig", "--help"]).message).to.include("flag --kubeconfig needs a value, got flag --help");
+    expect(errorOf(["run", "--mode"]).message).to.equal("flag --mode needs a value");
+    expect(errorOf(["run", "--kubeconfig", "--help"]).message).to.include(
+      "flag --kubeconfig needs a value, got flag --help",
+    );
+  });
+
+  it("suggests the closest flag for a misspelt long flag, and nothing for a word far from all", () => {
+    expect(errorOf(["run", "--max-deletions-per-minut=5"]).message).to.equal(
+      "unknown flag --max-deletions-per-minut (did you mean --max-deletions-per-minute?) (see --help)",
+    );
+    expect(errorOf(["scan", "--namespace=shop"]).message).to.include("(did you mean --namespaces?)");
+    expect(errorOf(["run", "--bogus"]).message).to.equal("unknown flag --bogus (see --help)");
+    expect(errorOf(["run", "-x"]).message).to.equal("unknown flag -x (see --help)");
+  });
+
+  it("refuses flags without a command: run is explicit", () => {
+    expect(errorOf(["--mode=report", "--workers=2"]).message).to.equal(
+      "no command given (flags: --mode --workers); run is not implied: write 'cni-repair run [flags]' to start the controller",
+    );
+    expect(errorOf(["--help=false"]).message).to.include("no command given (flags: --help)");
+  });
+
+  it("names an unknown command, suggesting the closest one when it is a likely typo", () => {
+    expect(errorOf(["scna"]).message).to.equal(
+      'unknown command "scna" (did you mean scan?): expected run, scan, explain, version, help, --help or --version',
+    );
+    expect(errorOf(["explian", "ns/pod"]).message).to.include("(did you mean explain?)");
+    expect(errorOf(["hepl"]).message).to.include("(did you mean help?)");
+    expect(errorOf(["deploy"]).message).to.equal(
+      'unknown command "deploy": expected run, scan, explain, version, help, --help or --version',
+    );
+    expect(errorOf(["help", "sacn"]).message).to.include('unknown command "sacn" (did you mean scan?)');
+    expect(errorOf(["help", "scan", "run"]).message).to.equal('unexpected arguments after help scan: "run"');
   });
 
   it("names stray positional arguments", () => {
     expect(errorOf(["start"]).message).to.include('unknown command "start"');
     expect(errorOf(["run", "now", "please"]).message).to.include('unexpected arguments after run: "now" "please"');
-    expect(errorOf(["--mode", "label", "x"]).message).to.include('"x"');
+    expect(errorOf(["run", "--mode", "label", "x"]).message).to.include('"x"');
   });
 
   it("explain takes exactly one <namespace>/<pod>", () => {
@@ -183,19 +214,38 @@ describe("config/parseConfig errors", () => {
   });
 
   it("checks env vars even when other flags come from argv", () => {
-    expect(errorOf(["--mode=label"], { CNI_REPAIR_WORKERS: "0" }).message).to.include("CNI_REPAIR_WORKERS");
+    expect(errorOf(["run", "--mode=label"], { CNI_REPAIR_WORKERS: "0" }).message).to.include("CNI_REPAIR_WORKERS");
   });
 
   it("names env vars for cross-flag errors", () => {
-    const message = errorOf([], { CNI_REPAIR_RETRY_BASE_DELAY: "10m" }).message;
+    const message = errorOf(["run"], { CNI_REPAIR_RETRY_BASE_DELAY: "10m" }).message;
     expect(message).to.include('invalid CNI_REPAIR_RETRY_BASE_DELAY "10m"');
+  });
+});
+
+describe("config/a variable and a flag for the same setting", () => {
+  it("refuses different values, naming both", () => {
+    expect(errorOf(["run", "--preset=istio"], { CNI_REPAIR_PRESET: "istio,linkerd" }).message).to.equal(
+      'CNI_REPAIR_PRESET="istio,linkerd" and --preset="istio" disagree: set one of them, or the same value in both ' +
+        "(e.g. env -u CNI_REPAIR_PRESET cni-repair ...)",
+    );
+    expect(errorOf(["scan", "--mode", "report"], { CNI_REPAIR_MODE: "delete" }).message).to.include(
+      'CNI_REPAIR_MODE="delete" and --mode="report" disagree',
+    );
+  });
+
+  it("names a bad value in either before comparing", () => {
+    expect(errorOf(["run", "--mode=report"], { CNI_REPAIR_MODE: "bogus" }).message).to.equal(
+      'invalid CNI_REPAIR_MODE "bogus": expected one of delete, label, report',
+    );
+    expect(errorOf(["run", "--workers=x"], { CNI_REPAIR_WORKERS: "2" }).message).to.include('invalid --workers "x"');
   });
 });
 
 describe("config/flags of another subcommand", () => {
   for (const [argv, expected] of [
     [["run", "-o", "json"], "flag --output does not apply to run (accepted by: scan, explain)"],
-    [["--output=json"], "flag --output does not apply to run (accepted by: scan, explain)"],
+    [["--output=json", "run"], "flag --output does not apply to run (accepted by: scan, explain)"],
     [["run", "--repair"], "flag --repair does not apply to run (accepted by: scan)"],
     [["explain", "ns/pod", "--repair"], "flag --repair does not apply to explain (accepted by: scan)"],
     [["scan", "--leader-elect=false"], "flag --leader-elect does not apply to scan (accepted by: run)"],
@@ -220,7 +270,9 @@ describe("config/flags of another subcommand", () => {
     expect(errorOf(["run"], { CNI_REPAIR_OUTPUT: "json" }).message).to.equal(
       "environment variable CNI_REPAIR_OUTPUT does not apply to run (its flag --output is accepted by: scan, explain); unset it for run",
     );
-    expect(errorOf([], { CNI_REPAIR_REPAIR: "true" }).message).to.include("CNI_REPAIR_REPAIR does not apply to run");
+    expect(errorOf(["run"], { CNI_REPAIR_REPAIR: "true" }).message).to.include(
+      "CNI_REPAIR_REPAIR does not apply to run",
+    );
   });
 
   it("scan and explain ignore the variables of run's own flags, and use the shared ones", () => {
@@ -247,6 +299,6 @@ describe("config/flags of another subcommand", () => {
 
   it("does not check an ignored variable's value", () => {
     expect(parseConfig(["scan"], { CNI_REPAIR_HTTP_PORT: "not a port" }).command).to.equal("scan");
-    expect(errorOf([], { CNI_REPAIR_HTTP_PORT: "not a port" }).message).to.include("CNI_REPAIR_HTTP_PORT");
+    expect(errorOf(["run"], { CNI_REPAIR_HTTP_PORT: "not a port" }).message).to.include("CNI_REPAIR_HTTP_PORT");
   });
 });

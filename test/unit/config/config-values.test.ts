@@ -240,7 +240,7 @@ const envOf = (settings: Partial<Record<FlagName, string>>) =>
 
 describe("config/parseConfig values", () => {
   it("has the documented defaults", () => {
-    const { command, config } = parseConfig([], {});
+    const { command, config } = parseConfig(["run"], {});
     expect(command).to.equal("run");
     expect(config).to.deep.equal({
       rules: [
@@ -294,19 +294,19 @@ describe("config/parseConfig values", () => {
   });
 
   it("turns the CNI agent gate and leader election off", () => {
-    const { config } = parseConfig(["--cni-agent-gate=off", "--leader-elect=false"], {});
+    const { config } = parseConfig(["run", "--cni-agent-gate=off", "--leader-elect=false"], {});
     expect(config.cniAgentGate).to.equal(undefined);
     expect(config.leaderElection).to.equal(undefined);
   });
 
   it("filters namespaces on the server where a field selector can: one included, any excluded", () => {
-    expect(describeFieldSelector(parseConfig(["--namespaces=shop"], {}).config.scope)).to.equal(
+    expect(describeFieldSelector(parseConfig(["run", "--namespaces=shop"], {}).config.scope)).to.equal(
       "metadata.namespace=shop",
     );
-    expect(describeFieldSelector(parseConfig(["--namespaces=shop,blog"], {}).config.scope)).to.equal("");
+    expect(describeFieldSelector(parseConfig(["run", "--namespaces=shop,blog"], {}).config.scope)).to.equal("");
     expect(
       describeFieldSelector(
-        parseConfig(["--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.scope,
+        parseConfig(["run", "--exclude-namespaces=kube-system,istio-system", "--node-name=n1"], {}).config.scope,
       ),
     ).to.equal("spec.nodeName=n1,metadata.namespace!=kube-system,metadata.namespace!=istio-system");
   });
@@ -318,7 +318,7 @@ describe("config/parseConfig values", () => {
   });
 
   it("returns a frozen config", () => {
-    const { config } = parseConfig([], {});
+    const { config } = parseConfig(["run"], {});
     expect(Object.isFrozen(config)).to.equal(true);
     expect(Object.isFrozen(config.rules)).to.equal(true);
   });
@@ -347,60 +347,65 @@ describe("config/parseConfig values", () => {
     });
   }
 
-  it("lets a flag beat its env var", () => {
-    const { config } = parseConfig(["--mode=report", "--workers", "2"], {
-      CNI_REPAIR_MODE: "label",
-      CNI_REPAIR_WORKERS: "8",
+  it("takes a flag and its env var that agree, however each is written", () => {
+    const { config } = parseConfig(["run", "--mode=report", "--workers", "2", "--cni-agent-min-ready=10s"], {
+      CNI_REPAIR_MODE: "report",
+      CNI_REPAIR_WORKERS: "02",
+      CNI_REPAIR_CNI_AGENT_MIN_READY: "10000ms",
       CNI_REPAIR_LOG_LEVEL: "warn",
     });
-    expect([config.mode, config.workers, config.logLevel]).to.deep.equal(["report", 2, "warn"]);
-  });
-
-  it("does not validate an env var that a flag overrides", () => {
-    const { config } = parseConfig(["--mode=report"], { CNI_REPAIR_MODE: "bogus" });
-    expect(config.mode).to.equal("report");
+    expect([config.mode, config.workers, config.cniAgentGate?.minReadyMs, config.logLevel]).to.deep.equal([
+      "report",
+      2,
+      10_000,
+      "warn",
+    ]);
   });
 
   it("uses the last of a repeated flag", () => {
-    expect(parseConfig(["--workers=2", "--workers=3"], {}).config.workers).to.equal(3);
+    expect(parseConfig(["run", "--workers=2", "--workers=3"], {}).config.workers).to.equal(3);
   });
 
   it("ignores unrelated env vars and accepts the internal CNI_REPAIR_* ones", () => {
     const env = { PATH: "/bin", CNI_REPAIR_IN_CLUSTER_ROOT: "/tmp/x", CNI_REPAIR_CONTROLPLANE_BIN: "/opt/bin" };
-    expect(parseConfig([], env).command).to.equal("run");
+    expect(parseConfig(["run"], env).command).to.equal("run");
   });
 
   it("puts presets first, in the order given, then the custom rule", () => {
-    const { config } = parseConfig(["--preset=linkerd,istio", ...argvOf(custom)], {});
+    const { config } = parseConfig(["run", "--preset=linkerd,istio", ...argvOf(custom)], {});
     expect(config.rules.map((r) => r.name)).to.deep.equal(["linkerd", "istio", "custom"]);
   });
 
   it("allows an empty preset list with a custom rule", () => {
-    const { config } = parseConfig(["--preset=", ...argvOf(custom)], {});
+    const { config } = parseConfig(["run", "--preset=", ...argvOf(custom)], {});
     expect(config.rules.map((r) => r.name)).to.deep.equal(["custom"]);
-    expect(parseConfig([], { CNI_REPAIR_PRESET: "", ...envOf(custom) }).config.rules).to.have.length(1);
+    expect(parseConfig(["run"], { CNI_REPAIR_PRESET: "", ...envOf(custom) }).config.rules).to.have.length(1);
   });
 
   it("joins --field-selector and --node-name, escaping nothing a node name can hold", () => {
-    const { config } = parseConfig(["--field-selector=status.phase=Pending", "--node-name=n1"], {});
+    const { config } = parseConfig(["run", "--field-selector=status.phase=Pending", "--node-name=n1"], {});
     expect(describeFieldSelector(config.scope)).to.equal("status.phase=Pending,spec.nodeName=n1");
   });
 
   it("allows base delay equal to max delay", () => {
-    const { config } = parseConfig(["--retry-base-delay=5s", "--retry-max-delay=5s"], {});
+    const { config } = parseConfig(["run", "--retry-base-delay=5s", "--retry-max-delay=5s"], {});
     expect([config.retryBaseDelayMs, config.retryMaxDelayMs]).to.deep.equal([5_000, 5_000]);
   });
 
   it("accepts a hostname as --http-address", () => {
-    expect(parseConfig(["--http-address=localhost"], {}).config.httpAddress).to.equal("localhost");
+    expect(parseConfig(["run", "--http-address=localhost"], {}).config.httpAddress).to.equal("localhost");
   });
 });
 
 describe("config/parseConfig booleans and commands", () => {
   const commandOf = (argv: string[], env: Record<string, string> = {}) => parseConfig(argv, env).command;
 
-  it("runs with no command or with run, wherever run appears", () => {
-    expect(commandOf([])).to.equal("run");
+  it("prints the overview bare, and runs only with run, wherever run appears", () => {
+    expect(parseConfig([], {})).to.deep.include({ command: "help" });
+    expect(parseConfig([], {}).helpFor).to.equal(undefined);
+    // A broken environment does not stop the bare help either.
+    expect(commandOf([], { CNI_REPAIR_BOGUS: "1", CNI_REPAIR_MODE: "delete" })).to.equal("help");
+    expect(commandOf(["run"])).to.equal("run");
     expect(commandOf(["run"])).to.equal("run");
     expect(commandOf(["--mode=report", "run", "--workers=2"])).to.equal("run");
   });
@@ -412,8 +417,17 @@ describe("config/parseConfig booleans and commands", () => {
   });
 
   it("treats --help=false and --help=0 as not asking for help", () => {
-    expect(commandOf(["--help=false"])).to.equal("run");
-    expect(commandOf(["--help=0"])).to.equal("run");
+    expect(commandOf(["run", "--help=false"])).to.equal("run");
+    expect(commandOf(["scan", "--help=0"])).to.equal("scan");
+  });
+
+  it("help [command] is the overview or that command's help", () => {
+    expect(parseConfig(["help"], {})).to.deep.include({ command: "help" });
+    expect(parseConfig(["help"], {}).helpFor).to.equal(undefined);
+    for (const topic of ["run", "scan", "explain", "version"]) {
+      expect(parseConfig(["help", topic], {}), topic).to.deep.include({ command: "help", helpFor: topic });
+    }
+    expect(parseConfig(["help", "scan", "--help"], {}).helpFor).to.equal("scan");
   });
 
   it("prints the version for --version; help wins over version", () => {

@@ -186,8 +186,8 @@ describe("config/flag value spaces (properties)", () => {
     };
     fc.assert(
       fc.property(entry, ([name, text]) => {
-        const fromArgv = outcome(() => parseConfig([`--${name}=${text}`], {}));
-        const fromEnv = outcome(() => parseConfig([], { [envVarName(name) ?? ""]: text }));
+        const fromArgv = outcome(() => parseConfig(["run", `--${name}=${text}`], {}));
+        const fromEnv = outcome(() => parseConfig(["run"], { [envVarName(name) ?? ""]: text }));
         expect(fromEnv, `--${name}=${JSON.stringify(text)}`).to.deep.equal(fromArgv);
       }),
       { numRuns: 500 },

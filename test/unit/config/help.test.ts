@@ -33,7 +33,17 @@ describe("config/help", () => {
     expect(text.split("\n")[0]).to.equal("Usage: cni-repair <command> [flags]");
     for (const name of SUBCOMMANDS) expect(text).to.match(new RegExp(`^ {2}${name}\\b`, "m"));
     expect([...flagsByHeading(text).values()].flat()).to.deep.equal(["help", "version"]);
-    expect(text).to.include("cni-repair <command> --help");
+    expect(text).to.match(/^ {2}help \[command\] +this overview, or a command's flags/m);
+    expect(text).to.include(
+      "Without a command, cni-repair prints this and exits 0: the controller starts only with 'run'.",
+    );
+    expect(text).to.include("cni-repair help <command>");
+  });
+
+  it("says a flag and its variable must agree, and how scan --repair counts the agents' Ready time", () => {
+    expect(helpText("run")).to.include("a flag and its variable given with different");
+    expect(helpText("scan")).to.include("trusts the kubelet's Ready time of an agent Ready before it started");
+    expect(helpText("scan")).to.include("It deletes at most --deletion-burst (the rest: held rate_limit)");
   });
 
   for (const command of SUBCOMMANDS) {
@@ -42,7 +52,7 @@ describe("config/help", () => {
       const byHeading = flagsByHeading(text);
 
       it("starts with its usage line and ends with examples", () => {
-        expect(text.split("\n")[0]).to.match(new RegExp(`^Usage: cni-repair (\\[run\\]|${command})`));
+        expect(text.split("\n")[0]).to.match(new RegExp(`^Usage: cni-repair ${command}`));
         expect(text).to.match(/\nExamples:\n( {2}cni-repair.*\n)+$/);
       });
 
