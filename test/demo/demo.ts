@@ -49,7 +49,7 @@ try {
     console.log(
       [
         "",
-        `cni-repair is running (its own process, out-of-cluster): node dist/src/cli/main.js --preset=istio,linkerd --leader-elect=false ${controllerArgs.join(" ")}`.trimEnd(),
+        `cni-repair is running (its own process, out-of-cluster): node dist/src/cli/main.js run --preset=istio,linkerd --leader-elect=false ${controllerArgs.join(" ")}`.trimEnd(),
         `  metrics:    ${controller.url}/metrics   (also /healthz, /readyz)`,
         `  kubeconfig: ${plane.kubeconfigPath}   (API server ${plane.server})`,
         `  the CNI agents on ${LATE_NODE} become Ready in ${Math.round(agentReadyAfterMs / 1000)} s; Ctrl-C stops and cleans up`,
