@@ -26,9 +26,16 @@ const TLS_VERIFY_CODES = new Set([
   "ERR_TLS_CERT_ALTNAME_INVALID",
 ]);
 
+/** OpenSSL's answers to a server that does not speak TLS at all: an https:// URL for a plain-HTTP port. */
+const NOT_TLS_CODES = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"]);
+
+/** What Go's TLS server answers a plain-HTTP request with (the kube-apiserver's own port, as http://). */
+const PLAIN_HTTP_TO_TLS = "Client sent an HTTP request to an HTTPS server";
+
 /**
- * The line to exit with when `error` (from the first request) shows the credentials or the server's certificate
- * are wrong; undefined when retrying may help. Names the server, the user and the CA, never a secret.
+ * The line to exit with when `error` (from the first request) shows the credentials, the server's certificate or
+ * the URL's scheme are wrong; undefined when retrying may help. Names the server, the user and the CA, never a
+ * secret.
  */
 export function fatalConnectError(
   error: unknown,
@@ -45,14 +52,25 @@ export function fatalConnectError(
   if (tls) {
     return `the certificate of ${server} does not verify against ${credentials.ca}: ${tls.message} (${tls.code})`;
   }
+  const notTls = causeWithCode(error, NOT_TLS_CODES);
+  if (notTls) {
+    return `${server} does not speak TLS (${notTls.code}): if it is a plain-HTTP endpoint such as kubectl proxy, write its server as http://`;
+  }
+  if (error instanceof ApiError && error.status === 400 && error.message.includes(PLAIN_HTTP_TO_TLS)) {
+    return `${server} speaks HTTPS, not plain HTTP (400: ${PLAIN_HTTP_TO_TLS}): write its server as https://`;
+  }
+  return undefined;
+}
+
+function causeWithCode(error: unknown, codes: ReadonlySet<string>): { code: string; message: string } | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && codes.has(code)) return { code, message: current.message };
+  }
   return undefined;
 }
 
 /** The TLS verification error somewhere in the cause chain, if any. */
 export function tlsVerifyError(error: unknown): { code: string; message: string } | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && TLS_VERIFY_CODES.has(code)) return { code, message: current.message };
-  }
-  return undefined;
+  return causeWithCode(error, TLS_VERIFY_CODES);
 }

@@ -12,8 +12,8 @@ export class KubeConfigCredentials implements ClusterCredentials {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
     if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
-    this.server = cluster.server.replace(/\/+$/, "");
-    this.config = config;
+    this.server = serverUrl(cluster.name, cluster.server);
+    this.config = this.server.startsWith("http:") ? plainHttp(config, cluster.name) : config;
   }
 
   get namespace(): string | undefined {
@@ -32,4 +32,40 @@ export class KubeConfigCredentials implements ClusterCredentials {
   describe(now = Date.now()): CredentialsDescription {
     return describeCredentials(this.config, now);
   }
+}
+
+/**
+ * The cluster's server as a URL without a trailing slash. As kubectl: no scheme means https://; a scheme other than
+ * https:// or http:// can never work, so it is refused at once, naming it.
+ */
+export function serverUrl(clusterName: string, server: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(server) ? server : `https://${server}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new Error(`kubeconfig cluster "${clusterName}": server ${JSON.stringify(server)} is not a URL`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new Error(
+      `kubeconfig cluster "${clusterName}": server ${JSON.stringify(server)} has scheme ${url.protocol.slice(0, -1)}, expected https or http`,
+    );
+  }
+  return withScheme.replace(/^[a-z]+:/i, (scheme) => scheme.toLowerCase()).replace(/\/+$/, "");
+}
+
+/**
+ * A plain-HTTP server (kubectl proxy): client-node refuses to build options for an http:// server unless TLS
+ * verification is off, and over plain HTTP there is none to do, so the cluster says so (kubectl asks nothing).
+ */
+function plainHttp(config: KubeConfig, clusterName: string): KubeConfig {
+  config.loadFromOptions({
+    clusters: config
+      .getClusters()
+      .map((cluster) => (cluster.name === clusterName ? { ...cluster, skipTLSVerify: true } : cluster)),
+    users: config.getUsers(),
+    contexts: config.getContexts(),
+    currentContext: config.getCurrentContext(),
+  });
+  return config;
 }

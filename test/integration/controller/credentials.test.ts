@@ -1,4 +1,5 @@
-// Credentials and TLS are checked at startup: a wrong CA, a garbage token and an expired token each end the
+// Credentials and TLS are checked at startup: a wrong CA, a scheme that does not match the port (https:// to plain
+// HTTP, http:// to TLS) or is neither, a garbage token and an expired token each end the
 // process with exit 1 within 10 s and one line naming the cause (server, user, CA), no stack trace. Refused
 // connections are not such a cause: the controller keeps trying (see the command-line tests).
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { expect } from "chai";
 import { repositoryFile } from "../../harness/binaries.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
+import { PlainHttpProxy } from "../../harness/plain-http-proxy.js";
 import { serviceAccountJwt } from "../../harness/service-account-jwt.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { PLAIN } from "./start.js";
@@ -72,6 +74,43 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
       new RegExp(
         `^the certificate of ${controlPlane().server} does not verify against CA file ${wrongCa}: .+ \\([A-Z_]+\\)`,
       ),
+    );
+  });
+
+  it("https:// to a plain-HTTP port: names the server and says to write http://", async () => {
+    const proxy = await PlainHttpProxy.start(controlPlane());
+    try {
+      const tlsToPlain = proxy.url.replace("http:", "https:");
+      const path = kubeconfig("https-to-plain", (doc) => {
+        for (const { cluster } of doc.clusters) cluster.server = tlsToPlain;
+      });
+      expectFatal(
+        await runUntilExit([`--kubeconfig=${path}`]),
+        new RegExp(`^${tlsToPlain} does not speak TLS \\(ERR_SSL_[A-Z_]+\\): .*write its server as http://`),
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("http:// to the API server's TLS port: names the server and says to write https://", async () => {
+    const plainToTls = controlPlane().server.replace("https:", "http:");
+    const path = kubeconfig("http-to-tls", (doc) => {
+      for (const { cluster } of doc.clusters) cluster.server = plainToTls;
+    });
+    expectFatal(
+      await runUntilExit([`--kubeconfig=${path}`]),
+      new RegExp(`^${plainToTls} speaks HTTPS, not plain HTTP \\(400: .*\\): write its server as https://`),
+    );
+  });
+
+  it("a scheme other than https or http: names the cluster, the server and the scheme", async () => {
+    const path = kubeconfig("ftp", (doc) => {
+      for (const { cluster } of doc.clusters) cluster.server = "ftp://127.0.0.1:6443";
+    });
+    expectFatal(
+      await runUntilExit([`--kubeconfig=${path}`]),
+      /kubeconfig cluster "[^"]+": server "ftp:\/\/127\.0\.0\.1:6443" has scheme ftp, expected https or http/,
     );
   });
 

@@ -42,6 +42,22 @@ describe("kube/fatalConnectError", () => {
     }
   });
 
+  it("a scheme that does not match the port: https:// to plain HTTP, http:// to TLS; says which to write", () => {
+    for (const code of ["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"]) {
+      expect(fatalConnectError(fetchFailure(code, "wrong version number"), SERVER, credentials)).to.equal(
+        `${SERVER} does not speak TLS (${code}): if it is a plain-HTTP endpoint such as kubectl proxy, write its server as http://`,
+      );
+    }
+    const plain = "http://10.0.0.1:6443";
+    const answer = new ApiError("POST /x: 400: Client sent an HTTP request to an HTTPS server.\n", { status: 400 });
+    expect(fatalConnectError(answer, plain, credentials)).to.equal(
+      `${plain} speaks HTTPS, not plain HTTP (400: Client sent an HTTP request to an HTTPS server): write its server as https://`,
+    );
+    expect(fatalConnectError(new ApiError("POST /x: 400: bad request", { status: 400 }), plain, credentials)).to.equal(
+      undefined,
+    );
+  });
+
   it("what time may cure is not fatal: refused, reset, timeouts, 5xx, 429", () => {
     expect(fatalConnectError(fetchFailure("ECONNREFUSED", "connect ECONNREFUSED"), SERVER, credentials)).to.equal(
       undefined,

@@ -1,0 +1,46 @@
+// A kubeconfig's server: https:// and http:// (kubectl proxy) work as with kubectl, no scheme means https://, any
+// other scheme is refused at once, naming it.
+import { KubeConfig } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { KubeConfigCredentials, serverUrl } from "../../../src/kube/kubeconfig-credentials.js";
+
+function credentialsFor(server: string): KubeConfigCredentials {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: "c", server, skipTLSVerify: false }],
+    users: [{ name: "u", token: "t0ken" }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
+  return new KubeConfigCredentials(config);
+}
+
+describe("kube/kubeconfig-credentials", () => {
+  it("serverUrl: https and http kept, no scheme is https, trailing slashes dropped", () => {
+    expect(serverUrl("c", "https://10.0.0.1:6443/")).to.equal("https://10.0.0.1:6443");
+    expect(serverUrl("c", "http://127.0.0.1:8001")).to.equal("http://127.0.0.1:8001");
+    expect(serverUrl("c", "HTTP://127.0.0.1:8001")).to.equal("http://127.0.0.1:8001");
+    expect(serverUrl("c", "api.example.com:6443")).to.equal("https://api.example.com:6443");
+  });
+
+  it("serverUrl: refuses another scheme or no URL at all, naming the cluster and the server", () => {
+    expect(() => serverUrl("c", "ftp://10.0.0.1")).to.throw(
+      'kubeconfig cluster "c": server "ftp://10.0.0.1" has scheme ftp, expected https or http',
+    );
+    expect(() => serverUrl("c", "unix:///var/run/k8s.sock")).to.throw("has scheme unix, expected https or http");
+    expect(() => serverUrl("c", "https://[::1")).to.throw('kubeconfig cluster "c": server "https://[::1" is not a URL');
+  });
+
+  it("authenticates against a plain-HTTP server with the user's token and no TLS", async () => {
+    const credentials = credentialsFor("http://127.0.0.1:8001");
+    expect(credentials.server).to.equal("http://127.0.0.1:8001");
+    const { headers } = await credentials.authenticate();
+    expect(headers.authorization).to.equal("Bearer t0ken");
+  });
+
+  it("still authenticates against an https server with TLS verification on", async () => {
+    const { headers, tls } = await credentialsFor("https://127.0.0.1:6443").authenticate();
+    expect(headers.authorization).to.equal("Bearer t0ken");
+    expect(tls.rejectUnauthorized).to.not.equal(false);
+  });
+});
