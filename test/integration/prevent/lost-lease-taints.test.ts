@@ -16,40 +16,13 @@ import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-a
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { HandLeadership } from "../../support/hand-leadership.js";
 import { collectingLogger } from "../../support/loggers.js";
 import { transportVia } from "../election/electors.js";
 
 const ISTIO = "cni.istio.io/not-ready";
 /** How long the test watches for a write that must not come (the worker would act within milliseconds). */
 const QUIET_MS = 3_000;
-
-/** Leadership set by the test: lost and regained at the moments it chooses. */
-class HandLeadership {
-  #leading: boolean;
-  #waiters: (() => void)[] = [];
-
-  constructor(leading: boolean) {
-    this.#leading = leading;
-  }
-
-  get isLeader(): boolean {
-    return this.#leading;
-  }
-
-  set(leading: boolean): void {
-    this.#leading = leading;
-    if (leading) for (const wake of this.#waiters.splice(0)) wake();
-  }
-
-  waitForLeadership(signal: AbortSignal): Promise<boolean> {
-    if (this.#leading) return Promise.resolve(true);
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      signal.addEventListener("abort", () => resolve(false), { once: true });
-      this.#waiters.push(() => resolve(true));
-    });
-  }
-}
 
 describe("startup taints: a replica that lost the Lease", function () {
   this.timeout(60_000);

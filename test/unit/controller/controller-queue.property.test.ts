@@ -5,11 +5,12 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { Registry } from "prom-client";
-import { Controller, type Leadership } from "../../../src/controller/controller.js";
+import { Controller } from "../../../src/controller/controller.js";
 import type { ReconcileResult } from "../../../src/controller/reconcile-result.js";
 import type { Reconciler } from "../../../src/controller/reconciler.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { WorkQueue } from "../../../src/queue/work-queue.js";
+import { HandLeadership } from "../../support/hand-leadership.js";
 import { silentLogger } from "../../support/loggers.js";
 import { FakeClock } from "../fake-clock.js";
 
@@ -43,32 +44,12 @@ const workArb: fc.Arbitrary<Op> = fc.oneof(...workOps);
 /** Work while leadership comes and goes. */
 const electedArb: fc.Arbitrary<Op> = fc.oneof(...workOps, leadOp);
 
-/** Leadership the test flips by hand. */
-class FakeLeadership implements Leadership {
-  isLeader = true;
-  #waiters: ((leading: boolean) => void)[] = [];
-
-  set(leading: boolean): void {
-    this.isLeader = leading;
-    if (!leading) return;
-    for (const resolve of this.#waiters.splice(0)) resolve(true);
-  }
-
-  async waitForLeadership(signal: AbortSignal): Promise<boolean> {
-    if (this.isLeader) return true;
-    return await new Promise((resolve) => {
-      this.#waiters.push(resolve);
-      signal.addEventListener("abort", () => resolve(false), { once: true });
-    });
-  }
-}
-
 type Running = { key: string; finish: (outcome: Outcome, afterMs: number) => void };
 
 /** Stands in for the Reconciler: each reconcile waits until the test finishes it with an outcome. */
 class Harness {
   readonly clock = new FakeClock();
-  readonly leadership = new FakeLeadership();
+  readonly leadership = new HandLeadership();
   readonly queue = new WorkQueue({ clock: this.clock, backoff: { baseMs: 10, maxMs: 200, factor: 2, jitter: 0 } });
   readonly running: Running[] = [];
   readonly violations: string[] = [];
