@@ -4,7 +4,7 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { parseConfig } from "../../src/config/config.js";
-import { auditedActions, deniedBy, podActions, policyInForce } from "./admission.js";
+import { auditedActions, deniedBy, podActions } from "./admission.js";
 import { createAmbientPod, DATAPLANE_MODE } from "./ambient-pods.js";
 import { createPodInState } from "./broken-pods.js";
 import type { ControlPlane } from "./control-plane.js";
@@ -12,8 +12,10 @@ import { createTestNamespace } from "./namespaces.js";
 import { controllerContainer, installRendered, podCommand, type Rendered } from "./overlays.js";
 import { meshedPod } from "./pod-fixtures.js";
 import type { Preset } from "./presets.js";
+import { waitFor } from "./wait.js";
 
 const MESHES: readonly Preset[] = ["istio", "linkerd", "istio-ambient"];
+const POLICY = "cni-repair-meshed-pods";
 const PLACEMENT = { namespace: "cni-repair", nodeName: "node-a", podName: "cni-repair-0" };
 
 /** A broken pod of the mesh as its injector (or ambient enrolment) leaves it, named after the mesh. */
@@ -31,6 +33,7 @@ async function createBrokenPod(api: CoreV1Api, namespace: string, mesh: Preset):
   }
 }
 
+/** The command line enables exactly these presets' rules; installed, the policy follows them (below). */
 export async function expectInstallFollowsPresets(
   plane: ControlPlane,
   rendered: Rendered,
@@ -38,13 +41,28 @@ export async function expectInstallFollowsPresets(
 ): Promise<void> {
   const { args, env } = podCommand(controllerContainer(rendered), PLACEMENT);
   expect(parseConfig(args, env).config.rules.map((rule) => rule.name)).to.deep.equal([...presets]);
-
   const { token } = await installRendered(plane, rendered);
+  await expectPolicyFollowsPresets(plane, token, presets);
+}
+
+/**
+ * With the install's ServiceAccount token: a broken pod of each enabled mesh is deleted, one of each other mesh is
+ * refused by the installed meshed-pods policy (not by RBAC: the wait is for the policy's own refusal).
+ */
+export async function expectPolicyFollowsPresets(
+  plane: ControlPlane,
+  token: string,
+  presets: readonly Preset[],
+): Promise<void> {
   const api = plane.kubeConfig().makeApiClient(CoreV1Api);
   const namespace = await createTestNamespace(api, "pre");
   await api.createNamespacedPod({ namespace, body: meshedPod({ namespace, name: "probe", mesh: "none" }) });
   const actions = podActions(plane, token, namespace);
-  await policyInForce(() => actions.remove("probe", true));
+  await waitFor(
+    "the meshed-pods policy to refuse a pod of no mesh",
+    async () => (await actions.remove("probe", true)).message.includes(deniedBy(POLICY)),
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
 
   for (const mesh of MESHES) await createBrokenPod(api, namespace, mesh);
   const expected: string[] = [];
@@ -52,8 +70,10 @@ export async function expectInstallFollowsPresets(
     const outcome = await actions.remove(mesh);
     const enabled = presets.includes(mesh);
     expect(outcome.code, `${presets.join("+")}: delete of a ${mesh} pod`).to.equal(enabled ? 200 : 403);
-    if (!enabled) expect(outcome.message).to.include(deniedBy("cni-repair-meshed-pods"));
+    if (!enabled) expect(outcome.message).to.include(deniedBy(POLICY));
     expected.push(`delete ${mesh} ${enabled ? 200 : 403}`);
   }
   expect(auditedActions(plane, namespace).map(({ line }) => line)).to.deep.equal(expected);
+  // The refused ones stay broken: gone, no later controller of another test finds them.
+  await api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
 }
