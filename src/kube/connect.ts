@@ -28,7 +28,9 @@ export async function loadCredentials(
       import("./kubeconfig-credentials.js"),
     ]);
     const load = () => new KubeConfigCredentials(loadKubeConfig(found, settings.context));
-    return { credentials: load(), source: found.source, reload: load };
+    const credentials = load();
+    credentials.checkFiles();
+    return { credentials, source: found.source, reload: load };
   }
   const inCluster = inClusterCredentials(env);
   if (inCluster) {

@@ -1,6 +1,8 @@
 // Credentials from a kubeconfig: client-node resolves the user (token, token file, exec plugin, OIDC, client
 // certificate) and the TLS settings. Only the type is imported here; the module loads with the kubeconfig files.
+import { accessSync, constants } from "node:fs";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { messageOf } from "../util/message-of.js";
 import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import { type CredentialsDescription, describeCredentials } from "./credentials.js";
 
@@ -27,6 +29,28 @@ export class KubeConfigCredentials implements ClusterCredentials {
     for (const [key, value] of Object.entries(options.headers ?? {})) headers[key.toLowerCase()] = String(value);
     if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString("base64")}`;
     return { headers, tls: options };
+  }
+
+  /**
+   * Throws naming the first file of the TLS settings (the cluster's certificate-authority, the user's
+   * client-certificate and client-key) that cannot be read: kubectl refuses to start then, and retrying would only
+   * repeat the error on every request. Checked once at start; a later reload reads them as it goes.
+   */
+  checkFiles(): void {
+    const cluster = this.config.getCurrentCluster();
+    const user = this.config.getCurrentUser();
+    for (const [what, file] of [
+      [`cluster "${cluster?.name}" certificate-authority`, cluster?.caFile],
+      [`user "${user?.name}" client-certificate`, user?.certFile],
+      [`user "${user?.name}" client-key`, user?.keyFile],
+    ] as const) {
+      if (!file) continue;
+      try {
+        accessSync(file, constants.R_OK);
+      } catch (error) {
+        throw new Error(`kubeconfig ${what} file "${file}" cannot be read: ${messageOf(error)}`, { cause: error });
+      }
+    }
   }
 
   describe(now = Date.now()): CredentialsDescription {

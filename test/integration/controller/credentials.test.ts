@@ -1,4 +1,4 @@
-// Credentials and TLS are checked at startup: a wrong CA, a scheme that does not match the port (https:// to plain
+// Credentials and TLS are checked at startup: a wrong or missing CA, a scheme that does not match the port (https:// to plain
 // HTTP, http:// to TLS) or is neither, a garbage token and an expired token each end the
 // process with exit 1 within 10 s and one line naming the cause (server, user, CA), no stack trace. Refused
 // connections are not such a cause: the controller keeps trying (see the command-line tests).
@@ -74,6 +74,20 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
       new RegExp(
         `^the certificate of ${controlPlane().server} does not verify against CA file ${wrongCa}: .+ \\([A-Z_]+\\)`,
       ),
+    );
+  });
+
+  it("a CA file that does not exist: names the cluster and the file", async () => {
+    const missing = join(dir, "no-such-ca.crt");
+    const path = kubeconfig("missing-ca", (doc) => {
+      for (const { cluster } of doc.clusters) {
+        delete cluster["certificate-authority-data"];
+        cluster["certificate-authority"] = missing;
+      }
+    });
+    expectFatal(
+      await runUntilExit([`--kubeconfig=${path}`]),
+      new RegExp(`kubeconfig cluster "[^"]+" certificate-authority file "${missing}" cannot be read: ENOENT`),
     );
   });
 

@@ -1,14 +1,21 @@
 // A kubeconfig's server: https:// and http:// (kubectl proxy) work as with kubectl, no scheme means https://, any
 // other scheme is refused at once, naming it.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { KubeConfigCredentials, serverUrl } from "../../../src/kube/kubeconfig-credentials.js";
 
-function credentialsFor(server: string): KubeConfigCredentials {
+function credentialsFor(
+  server: string,
+  files: { caFile?: string; certFile?: string; keyFile?: string } = {},
+): KubeConfigCredentials {
+  const { caFile, ...userFiles } = files;
   const config = new KubeConfig();
   config.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: false }],
-    users: [{ name: "u", token: "t0ken" }],
+    clusters: [{ name: "c", server, skipTLSVerify: false, ...(caFile && { caFile }) }],
+    users: [{ name: "u", token: "t0ken", ...userFiles }],
     contexts: [{ name: "x", cluster: "c", user: "u" }],
     currentContext: "x",
   });
@@ -42,5 +49,18 @@ describe("kube/kubeconfig-credentials", () => {
     const { headers, tls } = await credentialsFor("https://127.0.0.1:6443").authenticate();
     expect(headers.authorization).to.equal("Bearer t0ken");
     expect(tls.rejectUnauthorized).to.not.equal(false);
+  });
+
+  it("checkFiles: names the first TLS file that cannot be read; passes when all can", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cni-repair-tls-files-"));
+    const ca = join(dir, "ca.crt");
+    writeFileSync(ca, "x");
+    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: ca }).checkFiles()).to.not.throw();
+    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: join(dir, "gone.crt") }).checkFiles()).to.throw(
+      `kubeconfig cluster "c" certificate-authority file "${join(dir, "gone.crt")}" cannot be read: ENOENT`,
+    );
+    expect(() =>
+      credentialsFor("https://127.0.0.1:6443", { caFile: ca, keyFile: join(dir, "gone.key") }).checkFiles(),
+    ).to.throw(`kubeconfig user "u" client-key file "${join(dir, "gone.key")}" cannot be read`);
   });
 });
