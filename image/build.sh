@@ -12,6 +12,8 @@
 # CRANE_VERSION, SYFT_VERSION, IMAGE_PUSH (optional: a repository reference to push the index to, e.g. ghcr.io/org/cni-repair:1.2.3).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=image/crane-registry.sh
+source "$(dirname "${BASH_SOURCE[0]}")/crane-registry.sh"
 
 : "${VERSION:?}" "${GIT_REVISION:?}" "${IMAGE_SOURCE:?}" "${SOURCE_DATE_EPOCH:?}" "${IMAGE_OUT:?}" "${CRANE_VERSION:?}" "${SYFT_VERSION:?}" "${NODE_VERSION:?}"
 export SOURCE_DATE_EPOCH
@@ -35,9 +37,9 @@ syft=$("$image_dir/go-tool.sh" github.com/anchore/syft/cmd/syft "$SYFT_VERSION")
 "$image_dir/fetch-inputs.sh" >/dev/null
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cni-repair-image.XXXXXX")
-registry_pid=
+crane_registry_pid=
 cleanup() {
-  [[ -z $registry_pid ]] || kill "$registry_pid" 2>/dev/null || true
+  [[ -z $crane_registry_pid ]] || kill "$crane_registry_pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -59,15 +61,8 @@ echo "$GIT_REVISION" >"$work/app/app/dist/revision"
 "$image_dir/layer-tar.sh" "$work/app" "$work/app.tar"
 
 # A registry on loopback for crane's mutate and index steps; it holds nothing after the build.
-"$crane" registry serve --address 127.0.0.1:0 2>"$work/registry.log" &
-registry_pid=$!
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$work/registry.log")
-  [[ -n $port ]] && break
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "build.sh: crane registry did not start: $(cat "$work/registry.log")" >&2; exit 1; }
-registry="127.0.0.1:$port/cni-repair"
+start_crane_registry "$crane" "$work/registry.log"
+registry="127.0.0.1:$crane_registry_port/cni-repair"
 
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 labels=(

@@ -2,8 +2,13 @@
 # Builds the test control plane's binaries from the Go module proxy and caches them outside the work tree:
 #   build.sh [binary...]   the named ones; with no name, all of them
 # etcd and kube-apiserver are all the demo and most integration tests start; kubectl renders and applies the
-# manifests; kube-controller-manager and kube-scheduler run the whole-cluster e2e tests. Only missing binaries are
-# built, so `make demo` on a fresh machine builds two and `make test` later builds the other three.
+# manifests; kube-controller-manager and kube-scheduler run the whole-cluster e2e tests; kubelet runs the real node
+# of the real-node e2e test. Only missing binaries are built, so `make demo` on a fresh machine builds two and
+# `make test` later builds the others.
+#
+# Before building, a binary of the pinned version that is already on the machine is taken instead (linked into the
+# cache): from $KUBEBUILDER_ASSETS (setup-envtest's layout: etcd, kube-apiserver, kubectl in one directory), then
+# from PATH. "Pinned version" is checked by running it with --version (kubectl: version --client).
 # Prints the directory holding the binaries on stdout; progress goes to stderr.
 #
 # The cache key is the module's go.mod + go.sum, so a version bump rebuilds and nothing else does.
@@ -11,7 +16,7 @@
 # never leaves a binary that looks usable.
 set -euo pipefail
 
-all_binaries=(etcd kube-apiserver kubectl kube-controller-manager kube-scheduler)
+all_binaries=(etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kubelet)
 wanted=("$@")
 [[ ${#wanted[@]} -gt 0 ]] || wanted=("${all_binaries[@]}")
 for binary in "${wanted[@]}"; do
@@ -36,6 +41,36 @@ missing() {
   done
 }
 
+# The version a binary reports, in the form go.mod pins it (v1.34.4 / v3.6.5); empty when it cannot say.
+reported_version() {
+  local path=$1 binary=$2
+  case $binary in
+    etcd) "$path" --version 2>/dev/null | awk '/^etcd Version:/ { print "v" $3; exit }' ;;
+    kubectl) "$path" version --client 2>/dev/null | awk '/^Client Version:/ { print $3; exit }' ;;
+    *) "$path" --version 2>/dev/null | awk '$1 == "Kubernetes" { print $2; exit }' ;;
+  esac
+}
+
+# Links a binary of the pinned version found in KUBEBUILDER_ASSETS or on PATH into the cache; fails if none.
+adopt_existing() {
+  local binary=$1 pinned candidate
+  [[ $binary == etcd ]] && pinned=$etcd_version || pinned=$k8s_version
+  for candidate in ${KUBEBUILDER_ASSETS:+"$KUBEBUILDER_ASSETS/$binary"} "$(command -v "$binary" || true)"; do
+    [[ -n $candidate && -x $candidate ]] || continue
+    [[ $(reported_version "$candidate" "$binary") == "$pinned" ]] || continue
+    mkdir -p "$target"
+    ln -sfn "$(realpath "$candidate")" "$target/$binary"
+    echo "using $candidate ($pinned) for $binary" >&2
+    return 0
+  done
+  return 1
+}
+
+if [[ -z $(missing) ]]; then
+  echo "$target"
+  exit 0
+fi
+for binary in $(missing); do adopt_existing "$binary" || true; done
 if [[ -z $(missing) ]]; then
   echo "$target"
   exit 0

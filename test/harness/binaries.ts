@@ -10,7 +10,13 @@ export type ControlPlaneBinaries = {
 };
 
 /** What test/controlplane/build.sh can build, all of one Kubernetes release (and its etcd). */
-export type ReleaseBinary = "etcd" | "kube-apiserver" | "kubectl" | "kube-controller-manager" | "kube-scheduler";
+export type ReleaseBinary =
+  | "etcd"
+  | "kube-apiserver"
+  | "kubectl"
+  | "kube-controller-manager"
+  | "kube-scheduler"
+  | "kubelet";
 
 /** A file of the repository (e.g. test/controlplane/build.sh), found from dist/test/harness or the source. */
 export function repositoryFile(relativePath: string): string {

@@ -1,0 +1,192 @@
+// Removes everything a real test node created, on stop and after a crash: its processes (kubelet, containerd,
+// the shims and every container), the mounts under its directory (rootfs overlays, network namespaces, shm,
+// volumes), its cgroups, its bridge (the pods' veths go with their namespaces), the shim sockets containerd 1.6
+// keeps in /run/containerd/s, the kernel settings the kubelet changed, and the directory. Synchronous, so that a
+// process exit handler can run it; every step finds its objects from the node's directory name alone.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isAlive } from "../owned-dirs.js";
+import { BRIDGE_PREFIX, NODE_DIR_PREFIX, NodeLayout } from "./node-layout.js";
+
+const CGROUP_V1 = "/sys/fs/cgroup";
+const SHIM_SOCKETS = "/run/containerd/s";
+
+/** The kernel settings the kubelet sets when protectKernelDefaults is off (it refuses to start otherwise). */
+export const KUBELET_SYSCTLS = [
+  "vm/overcommit_memory",
+  "vm/panic_on_oom",
+  "kernel/panic",
+  "kernel/panic_on_oops",
+  "kernel/keys/root_maxkeys",
+  "kernel/keys/root_maxbytes",
+] as const;
+
+export function saveSysctls(layout: NodeLayout): void {
+  const values = Object.fromEntries(
+    KUBELET_SYSCTLS.map((key) => [key, readFileSync(`/proc/sys/${key}`, "utf8").trim()]),
+  );
+  writeFileSync(layout.savedSysctls, JSON.stringify(values));
+}
+
+function restoreSysctls(layout: NodeLayout): void {
+  if (!existsSync(layout.savedSysctls)) return;
+  const values = JSON.parse(readFileSync(layout.savedSysctls, "utf8")) as Record<string, string>;
+  for (const [key, value] of Object.entries(values)) writeFileSync(`/proc/sys/${key}`, value);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The hierarchies of cgroup v1 (cpu, memory, pids, name=systemd, …): the kubelet creates its cgroups in each. */
+function hierarchies(): string[] {
+  if (!existsSync(CGROUP_V1)) return [];
+  return readdirSync(CGROUP_V1).map((name) => join(CGROUP_V1, name));
+}
+
+/** Processes whose command line names the node's directory (kubelet, containerd, shims, CNI plugins). */
+function processesOfDir(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) pids.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+/** Processes in any cgroup under the node's cgroup parent: the containers (and their sandboxes). */
+function processesOfCgroup(root: string): number[] {
+  const pids = new Set<number>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(dir, entry.name));
+    }
+    for (const line of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n")) if (line) pids.add(Number(line));
+  };
+  for (const hierarchy of hierarchies()) {
+    const dir = join(hierarchy, root);
+    try {
+      if (existsSync(dir)) walk(dir);
+    } catch {
+      // A cgroup removed while walking.
+    }
+  }
+  return [...pids];
+}
+
+function killAll(layout: NodeLayout): void {
+  for (let round = 0; round < 50; round++) {
+    const pids = [...processesOfDir(layout.dir), ...processesOfCgroup(layout.cgroupRoot)].filter(isAlive);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    sleepSync(100);
+  }
+  throw new Error(`processes of real node ${layout.dir} survive SIGKILL`);
+}
+
+/** containerd 1.6 names a shim's socket by sha256(<containerd socket>/<namespace>/<task id>). */
+function removeShimSockets(layout: NodeLayout): void {
+  const tasks = join(layout.containerdState, "io.containerd.runtime.v2.task");
+  if (!existsSync(tasks)) return;
+  for (const namespace of readdirSync(tasks)) {
+    for (const id of readdirSync(join(tasks, namespace))) {
+      const hash = createHash("sha256")
+        .update(join(layout.containerdSocket, namespace, id))
+        .digest("hex");
+      rmSync(join(SHIM_SOCKETS, hash), { force: true });
+    }
+  }
+}
+
+/** Mount points at or under the directory, deepest first (from /proc/self/mountinfo, octal escapes decoded). */
+export function mountsUnder(dir: string): string[] {
+  const points = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4] ?? "")
+    .map((point) =>
+      point.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8))),
+    )
+    .filter((point) => point === dir || point.startsWith(`${dir}/`));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+function unmountAll(dir: string): void {
+  for (let round = 0; round < 5; round++) {
+    const points = mountsUnder(dir);
+    if (points.length === 0) return;
+    // Lazily: a namespace mount still referenced elsewhere detaches now and goes when the last user does.
+    for (const point of points) execFileSync("umount", ["--lazy", point], { stdio: "ignore" });
+  }
+  throw new Error(`mounts under ${dir} survive umount: ${mountsUnder(dir).join(", ")}`);
+}
+
+function removeCgroups(root: string): void {
+  const remove = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) remove(join(dir, entry.name));
+    }
+    rmdirSync(dir);
+  };
+  for (const hierarchy of hierarchies()) {
+    const dir = join(hierarchy, root);
+    if (existsSync(dir)) remove(dir);
+  }
+}
+
+function removeBridge(bridge: string): void {
+  if (existsSync(`/sys/class/net/${bridge}`)) execFileSync("ip", ["link", "delete", bridge], { stdio: "ignore" });
+}
+
+/** Removes everything of the node; safe to run twice and on a node that never fully started. */
+export function cleanUpNode(layout: NodeLayout): void {
+  killAll(layout);
+  removeShimSockets(layout);
+  unmountAll(layout.dir);
+  removeCgroups(layout.cgroupRoot);
+  removeBridge(layout.bridge);
+  restoreSysctls(layout);
+  rmSync(layout.dir, { recursive: true, force: true });
+}
+
+/**
+ * Cleans up the nodes of earlier runs whose owner process is gone: by their directories, and by what is left of
+ * a node whose directory was already removed (its cgroups or bridge).
+ */
+export function cleanUpAbandonedNodes(): void {
+  const ids = new Set<string>();
+  for (const name of readdirSync(tmpdir())) if (name.startsWith(NODE_DIR_PREFIX)) ids.add(name);
+  for (const hierarchy of hierarchies()) {
+    for (const name of readdirSync(hierarchy)) if (name.startsWith(NODE_DIR_PREFIX)) ids.add(name);
+  }
+  for (const link of readdirSync("/sys/class/net")) {
+    if (link.startsWith(BRIDGE_PREFIX)) ids.add(NODE_DIR_PREFIX + link.slice(BRIDGE_PREFIX.length));
+  }
+  for (const name of ids) {
+    const layout = new NodeLayout(join(tmpdir(), name));
+    if (ownerAlive(layout.dir)) continue;
+    cleanUpNode(layout);
+  }
+}
+
+function ownerAlive(dir: string): boolean {
+  try {
+    const owner = Number(readFileSync(join(dir, "owner.pid"), "utf8"));
+    return Number.isInteger(owner) && owner > 0 && isAlive(owner);
+  } catch {
+    return false;
+  }
+}
