@@ -41,13 +41,21 @@ function clientFlags(plane: ControlPlane): string[] {
   ];
 }
 
-export function startControllerManager(plane: ControlPlane, binaries: ClusterBinaries): ManagedProcess {
+/**
+ * `extraControllers`: more of kube-controller-manager's controllers, e.g. for a real node the node lifecycle (lifts
+ * the not-ready taint once the kubelet reports Ready) and the DaemonSet controller.
+ */
+export function startControllerManager(
+  plane: ControlPlane,
+  binaries: Pick<ClusterBinaries, "kubeControllerManager">,
+  extraControllers: readonly string[] = [],
+): ManagedProcess {
   return new ManagedProcess(
     "kube-controller-manager",
     binaries.kubeControllerManager,
     [
       ...clientFlags(plane),
-      `--controllers=${CONTROLLERS.join(",")}`,
+      `--controllers=${[...CONTROLLERS, ...extraControllers].join(",")}`,
       `--service-account-private-key-file=${plane.serviceAccountKeyFile}`,
       `--root-ca-file=${plane.servingCertFiles.cert}`,
       "--use-service-account-credentials=false",
@@ -59,7 +67,7 @@ export function startControllerManager(plane: ControlPlane, binaries: ClusterBin
   );
 }
 
-export function startScheduler(plane: ControlPlane, binaries: ClusterBinaries): ManagedProcess {
+export function startScheduler(plane: ControlPlane, binaries: Pick<ClusterBinaries, "kubeScheduler">): ManagedProcess {
   return new ManagedProcess(
     "kube-scheduler",
     binaries.kubeScheduler,

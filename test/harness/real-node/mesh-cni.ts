@@ -38,7 +38,14 @@ export function writeMeshCni(layout: NodeLayout): void {
         isGateway: true,
         // No masquerading: the pods talk to nothing outside the node, and the node adds no iptables rules.
         ipMasq: false,
-        ipam: { type: "host-local", ranges: [[{ subnet: layout.podSubnet }]], dataDir: join(layout.dir, "ipam") },
+        ipam: {
+          type: "host-local",
+          ranges: [[{ subnet: layout.podSubnet }]],
+          // A default route, as every pod network gives: without one, connecting to 10.255.255.1 fails in the
+          // route lookup (ENETUNREACH) before the packet reaches the nat table's OUTPUT chain and its REDIRECT.
+          routes: [{ dst: "0.0.0.0/0" }],
+          dataDir: join(layout.dir, "ipam"),
+        },
       },
       { type: MESH_PLUGIN, agentReadyFile: layout.agentReadyFile, logFile: layout.meshLog },
     ],

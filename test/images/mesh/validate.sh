@@ -8,7 +8,7 @@ for attempt in 1 2 3; do
   nc -l -p 15001 -e /bin/echo redirected &
   listener=$!
   sleep 0.2
-  reply=$(nc -w 2 10.255.255.1 80 </dev/null 2>/dev/null)
+  reply=$(nc -w 1 10.255.255.1 80 </dev/null 2>/dev/null)
   kill "$listener" 2>/dev/null
   wait "$listener" 2>/dev/null
   if [ "$reply" = redirected ]; then

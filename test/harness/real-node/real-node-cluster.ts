@@ -1,0 +1,84 @@
+// A cluster with one real node: the test control plane (ServiceAccount admission on), kube-controller-manager
+// (workloads, and the node lifecycle that lifts the not-ready taint once the kubelet reports Ready, and
+// DaemonSets), kube-scheduler, and a RealNode (kubelet + containerd) registered with it.
+import { randomBytes } from "node:crypto";
+import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { releaseBinaries } from "../binaries.js";
+import { ControlPlane } from "../control-plane.js";
+import { startControllerManager, startScheduler } from "../kube-components.js";
+import type { ManagedProcess } from "../managed-process.js";
+import { waitFor } from "../wait.js";
+import { RealNode, type RealNodeOptions } from "./real-node.js";
+
+const EXTRA_CONTROLLERS = ["node-lifecycle-controller", "daemonset-controller"];
+
+export class RealNodeCluster {
+  readonly plane: ControlPlane;
+  readonly node: RealNode;
+  readonly api: CoreV1Api;
+  readonly apps: AppsV1Api;
+  readonly #components: ManagedProcess[];
+
+  private constructor(plane: ControlPlane, node: RealNode, components: ManagedProcess[]) {
+    this.plane = plane;
+    this.node = node;
+    this.api = plane.kubeConfig().makeApiClient(CoreV1Api);
+    this.apps = plane.kubeConfig().makeApiClient(AppsV1Api);
+    this.#components = components;
+  }
+
+  static async start(options: RealNodeOptions = {}): Promise<RealNodeCluster> {
+    const binaries = releaseBinaries(["kube-controller-manager", "kube-scheduler"]);
+    const plane = await ControlPlane.start({ serviceAccountAdmission: true });
+    const components: ManagedProcess[] = [];
+    let node: RealNode | undefined;
+    try {
+      components.push(
+        startControllerManager(
+          plane,
+          { kubeControllerManager: binaries["kube-controller-manager"] },
+          EXTRA_CONTROLLERS,
+        ),
+        startScheduler(plane, { kubeScheduler: binaries["kube-scheduler"] }),
+      );
+      node = await RealNode.start(plane, options);
+      return new RealNodeCluster(plane, node, components);
+    } catch (error) {
+      await node?.stop();
+      for (const component of components) await component.stop();
+      await plane.stop();
+      throw error;
+    }
+  }
+
+  /** A fresh namespace, ready for pods (its "default" ServiceAccount exists). */
+  async createNamespace(prefix: string): Promise<string> {
+    const name = `${prefix}-${randomBytes(4).toString("hex")}`;
+    await this.api.createNamespace({ body: { metadata: { name } } });
+    await waitFor(
+      `the "default" ServiceAccount in ${name}`,
+      async () => (await this.api.readNamespacedServiceAccount({ namespace: name, name: "default" })) !== undefined,
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    return name;
+  }
+
+  /** Throws if a component, the kubelet or containerd has died. */
+  assertRunning(): void {
+    for (const component of this.#components) {
+      if (!component.running) throw new Error(`${component.name} exited:\n${component.logTail()}`);
+    }
+    this.node.assertRunning();
+  }
+
+  logTails(lines = 20): string {
+    const components = this.#components.map((c) => `--- ${c.name}\n${c.logTail(lines)}`).join("\n");
+    return `${components}\n${this.node.logTails(lines)}`;
+  }
+
+  async stop(): Promise<void> {
+    await this.node.stop();
+    for (const component of this.#components) await component.stop();
+    await this.plane.stop();
+  }
+}

@@ -1,0 +1,180 @@
+// End to end on a real node (kubelet + containerd + runc, the pods' network by the standard CNI plugins and the
+// tests' mesh plugin chained after them): a Deployment's pods start while the node's mesh CNI agent is not
+// Ready, so their sandboxes get no redirect rule and their validators fail for real and crash-loop; cni-repair
+// holds them until the agent's real readiness probe has passed for --cni-agent-min-ready, then deletes them; the
+// ReplicaSet replaces them, the scheduler places them, and the replacements' validators pass. Ground truth: the
+// API server's audit log, and the kubelet's own view (container IDs, exit codes, restart counts in pod status)
+// and the mesh plugin's record of which sandbox got the rule.
+import type { V1Pod } from "@kubernetes/client-node";
+import { expect } from "chai";
+import type { BrokenPodRecord } from "../../harness/cni-simulator.js";
+import type { ControllerProcess } from "../../harness/controller-process.js";
+import { startRepair } from "../../harness/e2e-controller.js";
+import { agentDaemonSet, meshedPodSpec, meshedPodTemplate, meshMark } from "../../harness/real-node/mesh-workloads.js";
+import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
+import { judgeWave } from "../../harness/repair-audit.js";
+import { waitFor } from "../../harness/wait.js";
+import { appPods, isHealthy } from "../../harness/workloads.js";
+
+const REPLICAS = 4;
+const MIN_READY_MS = 2_000;
+const VALIDATOR = "istio-validation";
+
+/** The validator's last failure as the kubelet reported it: the terminated state with exit code 126, if any. */
+function validatorFailure(pod: V1Pod) {
+  const status = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
+  const failed = [status?.state?.terminated, status?.lastState?.terminated].find((t) => t?.exitCode === 126);
+  return failed ? { restarts: status?.restartCount ?? 0, containerId: failed.containerID ?? "" } : undefined;
+}
+
+const brokenRecord = (pod: V1Pod, atMs: number): BrokenPodRecord => ({
+  namespace: pod.metadata?.namespace ?? "",
+  name: pod.metadata?.name ?? "",
+  uid: pod.metadata?.uid ?? "",
+  node: pod.spec?.nodeName ?? "",
+  brokenAtMs: atMs,
+  restartPolicy: pod.spec?.restartPolicy ?? "Always",
+});
+
+describe("e2e on a real node: the CNI race, broken and repaired for real", function () {
+  // The first run may build the kubelet (and kube-controller-manager, kube-scheduler) and the test images.
+  this.timeout(30 * 60_000);
+  let cluster: RealNodeCluster | undefined;
+  let controller: ControllerProcess | undefined;
+
+  before(async () => {
+    cluster = await RealNodeCluster.start();
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === "failed") {
+      console.log(controller?.output());
+      console.log(cluster?.logTails());
+    }
+  });
+  after(async function () {
+    this.timeout(120_000);
+    await controller?.stop();
+    await cluster?.stop();
+  });
+
+  it(`${REPLICAS} pods broken by the race crash-loop, are held until the agent is Ready, then replaced by pods that pass validation`, async () => {
+    if (!cluster) throw new Error("no cluster");
+    const { api, apps, node, plane } = cluster;
+    const agentNamespace = await cluster.createNamespace("cni");
+    const namespace = await cluster.createNamespace("web");
+    node.setMeshAgentReady(false);
+    await apps.createNamespacedDaemonSet({ namespace: agentNamespace, body: agentDaemonSet(node) });
+    await apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: "web" },
+        spec: {
+          replicas: REPLICAS,
+          selector: { matchLabels: { app: "web" } },
+          template: meshedPodTemplate(node, "web"),
+        },
+      },
+    });
+    // A bare restartPolicy Never pod broken the same way: the kubelet fails it for good; nothing may delete it.
+    await api.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: "once", ...meshMark("istio", { app: "once" }) },
+        spec: meshedPodSpec(node, { restartPolicy: "Never" }),
+      },
+    });
+
+    // Broken for real: every validator exited 126 and the kubelet restarted it at least once (crash loop).
+    const broken = await waitFor(
+      `the ${REPLICAS} pods' validators to fail and restart`,
+      async () => {
+        cluster?.assertRunning();
+        const { pods } = await appPods(api, namespace, "web");
+        const looping = pods.filter((pod) => (validatorFailure(pod)?.restarts ?? 0) >= 1);
+        return looping.length === REPLICAS ? looping.map((pod) => brokenRecord(pod, Date.now())) : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
+    await waitFor(
+      "the Never pod to fail on its validator",
+      async () => {
+        const once = await api.readNamespacedPod({ namespace, name: "once" });
+        return once.status?.phase === "Failed" && validatorFailure(once) !== undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const sandboxes = node.meshRecords().filter((r) => r.namespace === namespace);
+    expect(
+      sandboxes.every((r) => !r.redirected),
+      "no sandbox got the rule while the agent was down",
+    ).to.equal(true);
+
+    controller = await startRepair(plane.kubeconfigPath, { namespace, agentNamespace });
+    await waitFor(
+      "cni-repair to hold the broken pods for the agent",
+      async () => (await controller?.metric("cni_repair_pods_held", { reason: "cni_agent_not_ready" })) === REPLICAS,
+      { timeoutMs: 30_000 },
+    );
+    // Held through validator restarts while the agent is down: no DELETE at all.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(
+      judgeWave(plane.auditLogPath, namespace, broken).deletes,
+      "DELETEs before the agent was Ready",
+    ).to.deep.equal([]);
+
+    const switchedAtMs = Date.now();
+    node.setMeshAgentReady(true);
+    const final = await waitFor(
+      `${REPLICAS} healthy replacements`,
+      async () => {
+        cluster?.assertRunning();
+        const { pods } = await appPods(api, namespace, "web");
+        const fresh = pods.filter((pod) => isHealthy(pod) && !broken.some((b) => b.uid === pod.metadata?.uid));
+        return fresh.length === REPLICAS && pods.length === REPLICAS ? fresh : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    const allRunningMs = Date.now() - switchedAtMs;
+
+    // The agent's Ready as the kubelet reported it (its probe), to the second.
+    const [agent] = (await api.listNamespacedPod({ namespace: agentNamespace })).items;
+    const readyCondition = agent?.status?.conditions?.find((c) => c.type === "Ready");
+    expect(readyCondition?.status).to.equal("True");
+    const agentReadyMs = new Date(readyCondition?.lastTransitionTime ?? 0).getTime();
+
+    const report = judgeWave(plane.auditLogPath, namespace, broken, agentReadyMs);
+    expect(report.wrong, "DELETEs of pods that were not broken").to.deep.equal([]);
+    expect(report.repeated, "UIDs deleted twice").to.deep.equal([]);
+    expect(
+      report.unrepaired.map((pod) => pod.name),
+      "broken pods never deleted",
+    ).to.deep.equal([]);
+    // lastTransitionTime has whole seconds: the agent was Ready up to 1 s before it says.
+    for (const deleted of report.deletes) expect(deleted.atMs).to.be.at.least(agentReadyMs + MIN_READY_MS - 100);
+    expect(
+      report.deletes.some((d) => d.name === "once"),
+      "the Never pod deleted",
+    ).to.equal(false);
+
+    // The kubelet's view of the replacements: the validator passed on its first run, the app runs.
+    for (const pod of final) {
+      const validator = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
+      expect(validator?.state?.terminated?.exitCode, pod.metadata?.name).to.equal(0);
+      expect(validator?.restartCount, pod.metadata?.name).to.equal(0);
+      expect(pod.status?.containerStatuses?.[0]?.state?.running, pod.metadata?.name).to.not.equal(undefined);
+    }
+    // And the mesh plugin's: every replacement's sandbox got the rule.
+    const redirected = new Set(
+      node
+        .meshRecords()
+        .filter((r) => r.redirected)
+        .map((r) => r.pod),
+    );
+    for (const pod of final) expect(redirected.has(pod.metadata?.name ?? ""), pod.metadata?.name).to.equal(true);
+    console.log(
+      `      ${broken.length} broken, ${report.deletes.filter((d) => d.code === 200).length} deleted, 0 wrong; ` +
+        `agent switched on -> all ${REPLICAS} replacements Running: ${allRunningMs} ms ` +
+        `(agent Ready at +${agentReadyMs - switchedAtMs} ms, last DELETE at +${Math.max(...report.deletes.map((d) => d.atMs)) - switchedAtMs} ms)`,
+    );
+  });
+});
