@@ -38,7 +38,7 @@ node_modules/.installed: package-lock.json $(NODE_READY)
 deps: node_modules/.installed ## Install Node 24 (if needed) and the npm packages
 
 .PHONY: controlplane
-controlplane: ## Build (once, cached) etcd, kube-apiserver, kubectl, kube-controller-manager and kube-scheduler
+controlplane: ## Build (once, cached) etcd, kube-apiserver, kubectl, kube-controller-manager, kube-scheduler and kubelet
 	test/controlplane/build.sh >/dev/null
 
 # The demo and the benchmarks start only these two, so a newcomer's first `make demo` builds nothing else.
@@ -80,6 +80,12 @@ prometheus: ## Install prometheus and promtool (Debian package, via apt-get) whe
 .PHONY: podman
 podman: ## Install podman and runc (Debian packages, via apt-get) when missing
 	$(call apt_when_missing,podman runc,podman runc)
+
+# Debian's containerd (1.6) with runc, the standard CNI plugins, iptables and busybox-static, for the real-node e2e
+# test (test/harness/real-node keeps every state and socket in a temporary directory); installed only when missing.
+.PHONY: node
+node: ## Install containerd, runc, the CNI plugins, iptables, busybox-static (Debian packages, via apt-get) when missing
+	$(call apt_when_missing,containerd runc iptables nsenter /usr/lib/cni/bridge /bin/busybox,containerd runc containernetworking-plugins iptables util-linux busybox-static)
 
 # The image (image/build.sh, docs in docs/development.md "Container image"). VERSION must equal package.json's version;
 # IMAGE_PUSH=ghcr.io/org/cni-repair:1.2.3 pushes the index with crane (credentials from ~/.docker/config.json).
@@ -132,11 +138,11 @@ test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane kwok prometheus podman image tools ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus podman node image tools ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build lint controlplane kwok prometheus podman image tools ## Type-check, lint, unit and integration tests (installs everything first)
+test: build lint controlplane kwok prometheus podman node image tools ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)

@@ -99,17 +99,23 @@ function killAll(layout: NodeLayout): void {
 }
 
 /** containerd 1.6 names a shim's socket by sha256(<containerd socket>/<namespace>/<task id>). */
-function removeShimSockets(layout: NodeLayout): void {
+function shimSockets(layout: NodeLayout): string[] {
   const tasks = join(layout.containerdState, "io.containerd.runtime.v2.task");
-  if (!existsSync(tasks)) return;
-  for (const namespace of readdirSync(tasks)) {
-    for (const id of readdirSync(join(tasks, namespace))) {
-      const hash = createHash("sha256")
-        .update(join(layout.containerdSocket, namespace, id))
-        .digest("hex");
-      rmSync(join(SHIM_SOCKETS, hash), { force: true });
-    }
-  }
+  if (!existsSync(tasks)) return [];
+  return readdirSync(tasks).flatMap((namespace) =>
+    readdirSync(join(tasks, namespace)).map((id) =>
+      join(
+        SHIM_SOCKETS,
+        createHash("sha256")
+          .update(join(layout.containerdSocket, namespace, id))
+          .digest("hex"),
+      ),
+    ),
+  );
+}
+
+function removeShimSockets(layout: NodeLayout): void {
+  for (const socket of shimSockets(layout)) rmSync(socket, { force: true });
 }
 
 /** Mount points at or under the directory, deepest first (from /proc/self/mountinfo, octal escapes decoded). */
@@ -149,6 +155,29 @@ function removeCgroups(root: string): void {
 
 function removeBridge(bridge: string): void {
   if (existsSync(`/sys/class/net/${bridge}`)) execFileSync("ip", ["link", "delete", bridge], { stdio: "ignore" });
+}
+
+/** What of the node exists right now (all empty once it is cleaned up). */
+export type NodeLeftovers = {
+  readonly processes: number[];
+  readonly mounts: string[];
+  readonly cgroups: string[];
+  readonly bridge: boolean;
+  readonly shimSockets: string[];
+  readonly dir: boolean;
+};
+
+export function nodeLeftovers(layout: NodeLayout): NodeLeftovers {
+  return {
+    processes: [...processesOfDir(layout.dir), ...processesOfCgroup(layout.cgroupRoot)].filter(isAlive),
+    mounts: mountsUnder(layout.dir),
+    cgroups: hierarchies()
+      .map((hierarchy) => join(hierarchy, layout.cgroupRoot))
+      .filter(existsSync),
+    bridge: existsSync(`/sys/class/net/${layout.bridge}`),
+    shimSockets: shimSockets(layout).filter(existsSync),
+    dir: existsSync(layout.dir),
+  };
 }
 
 /** Removes everything of the node; safe to run twice and on a node that never fully started. */

@@ -1,0 +1,78 @@
+// A real node leaves nothing behind: not after stop(), and not after its test process was killed with a pod
+// running (the shims and containers outlive containerd and the kubelet then), once the next start cleans up.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { ControlPlane } from "../../harness/control-plane.js";
+import { meshedPodSpec } from "../../harness/real-node/mesh-workloads.js";
+import { cleanUpAbandonedNodes, nodeLeftovers } from "../../harness/real-node/node-cleanup.js";
+import { NodeLayout } from "../../harness/real-node/node-layout.js";
+import { RealNode } from "../../harness/real-node/real-node.js";
+import { waitFor } from "../../harness/wait.js";
+
+const NOTHING = { processes: [], mounts: [], cgroups: [], bridge: false, shimSockets: [], dir: false };
+const CHILD = fileURLToPath(new URL("../../harness/real-node/crash-child.js", import.meta.url));
+
+/** A running node has all of these: the test can tell cleaned from never created. */
+function expectRunningNode(layout: NodeLayout): void {
+  const now = nodeLeftovers(layout);
+  expect(now.processes.length, "processes").to.be.greaterThan(2);
+  expect(now.mounts.length, "mounts").to.be.greaterThan(0);
+  expect(now.cgroups.length, "cgroups").to.be.greaterThan(0);
+  expect(now.bridge, "bridge").to.equal(true);
+  expect(now.dir, "directory").to.equal(true);
+}
+
+describe("e2e on a real node: cleanup", function () {
+  this.timeout(10 * 60_000);
+
+  it("stop() removes the processes, mounts, cgroups, bridge and directory of a node running a pod", async () => {
+    const plane = await ControlPlane.start();
+    try {
+      const node = await RealNode.start(plane);
+      const api = plane.kubeConfig().makeApiClient(CoreV1Api);
+      await api.createNamespacedPod({
+        namespace: "default",
+        body: { metadata: { name: "app" }, spec: { ...meshedPodSpec(node), nodeName: node.name } },
+      });
+      await waitFor(
+        "the pod's validator to have run",
+        async () => {
+          const pod = await api.readNamespacedPod({ namespace: "default", name: "app" });
+          return pod.status?.initContainerStatuses?.[0]?.lastState?.terminated !== undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      expectRunningNode(node.layout);
+      await node.stop();
+      expect(nodeLeftovers(node.layout)).to.deep.equal(NOTHING);
+    } finally {
+      await plane.stop();
+    }
+  });
+
+  it("after its test process is killed with a pod running, the next start's cleanup removes everything", async () => {
+    const child = spawn(process.execPath, [CHILD], { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const layout = await new Promise<NodeLayout>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve(new NodeLayout((JSON.parse(line) as { dir: string }).dir));
+      });
+      child.once("exit", (code) => reject(new Error(`the child exited ${code} before its pod ran`)));
+    });
+    expectRunningNode(layout);
+    child.kill("SIGKILL");
+    await exited;
+    // The crash left the pod's shim and containers running, with their mounts.
+    const left = nodeLeftovers(layout);
+    expect(left.processes.length, "processes surviving the crash").to.be.greaterThan(0);
+    expect(left.mounts.length, "mounts surviving the crash").to.be.greaterThan(0);
+
+    cleanUpAbandonedNodes();
+    expect(nodeLeftovers(layout)).to.deep.equal(NOTHING);
+  });
+});
