@@ -133,6 +133,11 @@ format: deps ## Fix formatting and safe lint findings
 docs: build ## Regenerate docs/flags.md from --help (a unit test fails while it differs)
 	node dist/test/docs/write-flags-reference.js
 
+# Detection's unit tests read pod statuses a real kubelet wrote (test/fixtures/kubelet); this records them again.
+.PHONY: fixtures-kubelet
+fixtures-kubelet: build controlplane node ## Re-record test/fixtures/kubelet/*.json from a real kubelet (root)
+	node dist/test/fixtures/record-kubelet-statuses.js
+
 .PHONY: test-unit
 test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json

@@ -1,4 +1,10 @@
 // A realistic Istio-injected Pod as the API server returns it, stuck on istio-validation exit 126.
+// Hand-written, and a synthetic edge case where it differs from what a real kubelet writes (compare
+// test/fixtures/kubelet/istio-validator-back-off.json, recorded from one): its extra owner, its second init
+// container and three app containers exercise the filtering; its termination `message` is one only a validator
+// with terminationMessagePolicy FallbackToLogsOnError (or writing /dev/termination-log) produces, which the rules
+// with messageContains need; a real status also has the PodReadyToStartContainers condition, `started`,
+// `resources`, hostIPs/podIPs, and a back-off message naming the container and pod.
 
 const sidecarStatus = JSON.stringify({
   initContainers: ["istio-validation"],
