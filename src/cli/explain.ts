@@ -67,7 +67,7 @@ const MODES: readonly Mode[] = ["delete", "label", "report"];
 
 export function explainPod(config: Config, parts: ControllerParts, facts: PodFacts, watched: boolean): Explanation {
   const nowMs = Date.now();
-  const judged = (mode: Mode) => judgePod(config, parts, facts, parts.guards.dryPace(), { mode });
+  const judged = (mode: Mode) => judgePod(config, parts, facts, parts.guards.dryPaces(), { mode });
   const now = judged(config.mode);
   const view = (decision: ReturnType<typeof judged>["decision"]): DecisionView => ({
     action: actionOf(decision),

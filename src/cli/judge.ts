@@ -5,7 +5,7 @@ import type { GuardView } from "../decide/decide.js";
 import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
 import { type DetectContext, detect, type Verdict } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
-import type { Pace } from "../safety/guards.js";
+import type { Paces } from "../safety/guards.js";
 import type { ControllerParts } from "./compose.js";
 
 export type Judgement = {
@@ -16,18 +16,18 @@ export type Judgement = {
   readonly decision: Decision;
 };
 
-/** `pace`: a copy of the deletion pace (SafetyGuards.dryPace) that this call spends from when the pod is paced. */
+/** `paces`: a copy of the deletion paces (SafetyGuards.dryPaces) that this call spends from when the pod is paced. */
 export function judgePod(
   config: Config,
   parts: ControllerParts,
   facts: PodFacts,
-  pace: Pace,
+  paces: Paces,
   options: { mode?: Mode } = {},
 ): Judgement {
   const verdict = detect(facts, config.rules, oneShotContext(parts));
   if (!verdict.broken) return { verdict, mode: undefined, guards: {}, decision: { kind: "healthy" } };
   const mode = modeFor(options.mode ?? config.mode, config.rules, verdict.rule);
-  const guards = mode === "label" ? {} : parts.guards.view(facts, verdict.rule, { pace });
+  const guards = mode === "label" ? {} : parts.guards.view(facts, verdict.rule, { paces });
   const decision = decide({
     facts,
     verdict,
@@ -37,7 +37,7 @@ export function judgePod(
     deleteBarePods: config.deleteBarePods,
     guards,
   });
-  if (isPaced(decision)) parts.guards.commitPace(podKey(facts.namespace, facts.name), pace);
+  if (isPaced(decision)) parts.guards.commitPace(podKey(facts.namespace, facts.name), guards, paces);
   return { verdict, mode, guards, decision };
 }
 

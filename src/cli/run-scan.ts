@@ -77,12 +77,12 @@ export async function runScan(config: Config): Promise<number> {
  */
 function scanRecords(config: Config, parts: ControllerParts, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
   const records = new Map(written);
-  // The pace applies in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
-  const pace = parts.guards.dryPace();
+  // The paces apply in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
+  const paces = parts.guards.dryPaces();
   for (const facts of [...parts.pods.values()].sort(byName)) {
     const key = podKey(facts.namespace, facts.name);
     if (records.has(key)) continue;
-    const { verdict, decision } = judgePod(config, parts, facts, pace);
+    const { verdict, decision } = judgePod(config, parts, facts, paces);
     if (verdict.broken) records.set(key, scanRecord(config, facts, verdict, decision));
   }
   return [...records.values()].sort(byName);

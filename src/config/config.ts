@@ -60,6 +60,8 @@ export type Config = {
   /** 0 in any field: that limit is off. */
   readonly limits: {
     readonly deletionsPerMinute: number;
+    /** The pace of pods whose breakage a CNI agent outage explains. */
+    readonly outageDeletionsPerMinute: number;
     readonly deletionBurst: number;
     readonly inflightPerNode: number;
     readonly inflightPerNamespace: number;
@@ -267,6 +269,7 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
     deleteBarePods: values["delete-bare-pods"],
     limits: Object.freeze({
       deletionsPerMinute: values["max-deletions-per-minute"],
+      outageDeletionsPerMinute: values["max-outage-deletions-per-minute"],
       deletionBurst: values["deletion-burst"],
       inflightPerNode: values["max-inflight-deletions-per-node"],
       inflightPerNamespace: values["max-inflight-deletions-per-namespace"],

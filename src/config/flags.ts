@@ -358,6 +358,14 @@ export const flags = {
     max: 100_000,
     help: "Deletions allowed per minute across the cluster (token bucket); pods over the limit are held. 0: no limit.",
   }),
+  "max-outage-deletions-per-minute": intFlag({
+    group: "Guards",
+    commands: SHARED,
+    default: 600,
+    min: 0,
+    max: 100_000,
+    help: "Deletions allowed per minute across the cluster of pods whose breakage a CNI agent outage explains (broken while their node's agent was not Ready, or just after), instead of --max-deletions-per-minute; the in-flight caps and the agent gate still apply. 0: no limit.",
+  }),
   "deletion-burst": intFlag({
     group: "Guards",
     commands: SHARED,

@@ -91,6 +91,8 @@ export class Reconciler {
     }
     const entry = broken.markBroken(key, facts.uid, verdict.rule, this.#now());
     const mode = modeFor(this.#deps.mode, this.#deps.rules, verdict.rule);
+    const guards =
+      mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule, { seenBrokenSinceMs: entry.sinceMs });
     const decision = decide({
       facts,
       verdict,
@@ -98,13 +100,13 @@ export class Reconciler {
       label: this.#deps.label,
       alreadyHandled: this.#handled.get(key) === facts.uid,
       deleteBarePods: this.#deps.deleteBarePods,
-      guards: mode === "label" ? {} : this.#deps.guards.view(facts, verdict.rule, { seenBrokenSinceMs: entry.sinceMs }),
+      guards,
     });
     // A watch event or resync may bring the pod back before the server's Retry-After has passed: spend nothing.
     const throttledMs = decision.kind === "act" ? this.#throttled.waitMs(key) : 0;
     if (throttledMs > 0) return { kind: "requeue", afterMs: throttledMs };
     // Same tick as the view (no await between): the turn peeked at is the turn spent or reserved.
-    if (isPaced(decision)) this.#deps.guards.commitPace(key);
+    if (isPaced(decision)) this.#deps.guards.commitPace(key, guards);
     const fields = {
       ...podFields(facts),
       rule: verdict.rule,

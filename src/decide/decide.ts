@@ -40,8 +40,13 @@ export type GuardView = {
   };
   /** A cap on pods we deleted that are still terminating. */
   readonly inflight?: { readonly reason: "node_inflight" | "namespace_inflight"; readonly detail: string };
-  /** The cluster-wide deletion pace, peeked: waitMs > 0 when this pod's turn has not come. */
+  /**
+   * The deletion pace, peeked: waitMs > 0 when this pod's turn has not come. The cluster-wide pace, or the outage
+   * pace when `outage` is set.
+   */
   readonly pace?: { readonly waitMs: number; readonly detail: string };
+  /** An agent outage explains the breakage: the pod is under the outage pace (SafetyGuards.view decides). */
+  readonly outage?: { readonly detail: string };
 };
 
 export type PolicyInput = {

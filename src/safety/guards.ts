@@ -13,6 +13,8 @@ import { TokenBucket } from "./token-bucket.js";
 export type GuardOptions = {
   readonly limits: {
     readonly deletionsPerMinute: number;
+    /** The pace of repairs after a CNI agent outage (see view()); the same burst. */
+    readonly outageDeletionsPerMinute: number;
     readonly deletionBurst: number;
     readonly inflightPerNode: number;
     readonly inflightPerNamespace: number;
@@ -38,6 +40,9 @@ export type GuardOptions = {
 /** The deletion pace a view peeks at: the real one, or scan's copy. */
 export type Pace = Pick<TokenBucket, "peek" | "take">;
 
+/** The two paces: every repair's, and the faster one of repairs after a CNI agent outage. */
+export type Paces = { readonly cluster: Pace; readonly outage: Pace };
+
 /** A node agent (DaemonSet pod) that must be Ready on a pod's node, for long enough, before deleting there. */
 export type NodeAgentGate = {
   readonly agents: CniAgents;
@@ -58,7 +63,7 @@ const CLAIMED_BASIS_NOTE =
 
 export class SafetyGuards {
   readonly storm: StormBreaker;
-  readonly #tokens: TokenBucket;
+  readonly #tokens: { readonly cluster: TokenBucket; readonly outage: TokenBucket };
   readonly #inflight: InflightDeletions;
   readonly #loop: LoopBackoff;
   readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
@@ -69,11 +74,12 @@ export class SafetyGuards {
 
   constructor(options: GuardOptions) {
     this.#clock = options.clock ?? systemClock;
-    this.#tokens = new TokenBucket({
-      ratePerMinute: options.limits.deletionsPerMinute,
-      burst: options.limits.deletionBurst,
-      clock: this.#clock,
-    });
+    const bucket = (ratePerMinute: number) =>
+      new TokenBucket({ ratePerMinute, burst: options.limits.deletionBurst, clock: this.#clock });
+    this.#tokens = {
+      cluster: bucket(options.limits.deletionsPerMinute),
+      outage: bucket(options.limits.outageDeletionsPerMinute),
+    };
     this.#inflight = new InflightDeletions({
       perNode: options.limits.inflightPerNode,
       perNamespace: options.limits.inflightPerNamespace,
@@ -90,9 +96,14 @@ export class SafetyGuards {
    * What each guard says about deleting this pod, broken under the named rule, right now. The pace is only
    * peeked at: commitPace() spends (or reserves) the turn once the policy has decided.
    */
-  view(facts: PodFacts, ruleName: string, options: { seenBrokenSinceMs?: number; pace?: Pace } = {}): GuardView {
+  view(facts: PodFacts, ruleName: string, options: { seenBrokenSinceMs?: number; paces?: Paces } = {}): GuardView {
     const loop = this.#loop.check(facts, options.seenBrokenSinceMs);
-    const waitMs = (options.pace ?? this.#tokens).peek(podKey(facts.namespace, facts.name));
+    // The one place that says which pace a pod is under: the outage pace when an agent outage explains its
+    // breakage (the storm breaker's judgement when it broke), unless it replaces a pod we deleted (a repeat is
+    // no outage's fault); every other pod, the cluster-wide pace. docs/operations.md argues why.
+    const outage = loop === undefined && this.storm.explained(facts.uid);
+    const paces = options.paces ?? this.#tokens;
+    const waitMs = paces[outage ? "outage" : "cluster"].peek(podKey(facts.namespace, facts.name));
     const stormScope = this.storm.openFor(facts);
     const agent = this.#agentCheck(facts, ruleName);
     const inflight = this.#inflight.blockedBy(facts);
@@ -116,10 +127,15 @@ export class SafetyGuards {
               : `too many pods deleted by us are still terminating in namespace ${facts.namespace}`,
         },
       }),
+      ...(outage && {
+        outage: {
+          detail: `broke during the CNI agent outage on node ${facts.nodeName}: paced by --max-outage-deletions-per-minute`,
+        },
+      }),
       ...(waitMs > 0 && {
         pace: {
           waitMs,
-          detail: `deletions are paced by --max-deletions-per-minute; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`,
+          detail: `deletions are paced by ${outage ? "--max-outage-deletions-per-minute" : "--max-deletions-per-minute"}; this pod's turn is in ${Math.ceil(waitMs / 1000)} s`,
         },
       }),
     };
@@ -129,23 +145,23 @@ export class SafetyGuards {
    * Carries out the pace part of a decision: a delete spends its token, a rate_limit hold reserves its turn
    * (so held pods wake once, in order). Returns the wait, 0 for a delete.
    */
-  commitPace(key: string, pace: Pace = this.#tokens): number {
-    return pace.take(key);
+  commitPace(key: string, view: GuardView = {}, paces: Paces = this.#tokens): number {
+    return paces[view.outage ? "outage" : "cluster"].take(key);
   }
 
-  /** A copy of the pace for `scan`: it answers what run would do, in order, without spending real tokens. */
-  dryPace(): Pace {
-    return this.#tokens.copy();
+  /** A copy of the paces for `scan`: it answers what run would do, in order, without spending real tokens. */
+  dryPaces(): Paces {
+    return { cluster: this.#tokens.cluster.copy(), outage: this.#tokens.outage.copy() };
   }
 
   /** A new leadership term starts with no burst: the previous leader may have spent it a moment ago. */
   startTerm(): void {
-    this.#tokens.empty();
+    for (const bucket of this.#buckets()) bucket.empty();
   }
 
   /** The pod no longer waits for a deletion slot (healed, gone, or acted on otherwise). */
   forgetPod(key: string): void {
-    this.#tokens.cancel(key);
+    for (const bucket of this.#buckets()) bucket.cancel(key);
   }
 
   /** Call right before sending the DELETE: takes the in-flight slot so concurrent workers cannot overshoot. */
@@ -164,16 +180,19 @@ export class SafetyGuards {
     this.#storm(this.storm.deleted(facts.uid, outcome !== "skipped"));
     if (outcome === "deleted") {
       this.#loop.recordDeletion(facts);
-      this.#tokens.settle(key);
+      for (const bucket of this.#buckets()) bucket.settle(key);
       return;
     }
     this.#inflight.release(facts.uid);
     // A failed DELETE may still have reached the server (a timeout): its token stays spent, the safe side.
     if (outcome === "failed") {
-      this.#tokens.settle(key);
+      for (const bucket of this.#buckets()) bucket.settle(key);
       return;
     }
-    for (const [moved, waitMs] of this.#tokens.refund(key)) this.#onTurnMoved?.(moved, waitMs);
+    // The token came from one of the two paces; the other has nothing spent for the key and moves nothing.
+    for (const bucket of this.#buckets()) {
+      for (const [moved, waitMs] of bucket.refund(key)) this.#onTurnMoved?.(moved, waitMs);
+    }
   }
 
   /** A pod UID left the cache: its in-flight slot (if we deleted it) is free. Returns where, if it was. */
@@ -225,6 +244,10 @@ export class SafetyGuards {
       latest = { atMs: now - readyForMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
     }
     return latest;
+  }
+
+  #buckets(): readonly TokenBucket[] {
+    return [this.#tokens.cluster, this.#tokens.outage];
   }
 
   #storm(transitions: readonly StormTransition[]): readonly StormTransition[] {

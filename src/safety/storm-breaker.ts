@@ -5,7 +5,8 @@
 //   window has passed, so our own deletes never pull the share down, and a wave spread over the window is one
 //   wave. Its replacement (same owner, created after the delete) takes the slot instead of adding a new one.
 // - Breakage explained by a CNI agent outage (the caller says so when the pod first breaks) counts as meshed but
-//   not as broken: the agent gate holds those pods, and they are repaired at the pace once the agent is back.
+//   not as broken: the agent gate holds those pods, and once the agent is back they are repaired under the
+//   in-flight caps, not the cluster-wide pace (SafetyGuards.view).
 // - The caller asks before every delete, and the counts change synchronously with the cache.
 import type { PodFacts } from "../detect/facts.js";
 import { type Clock, systemClock } from "../util/clock.js";
@@ -133,6 +134,14 @@ export class StormBreaker {
         if (now >= until) this.#dropLingering(uid, entry);
       }
     });
+  }
+
+  /**
+   * Whether this pod, counted as broken now, broke while its node's CNI agent was down or just back (judged once,
+   * when it broke). False for a pod not counted as broken.
+   */
+  explained(uid: string): boolean {
+    return this.#brokenPods.get(uid)?.explained === true;
   }
 
   /** The breaker that stops deleting this pod now, if any. */

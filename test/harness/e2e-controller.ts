@@ -24,6 +24,7 @@ export function repairArgs(kubeconfigPath: string, scope: RepairScope, extra: re
     `--cni-agent-namespace=${scope.agentNamespace}`,
     "--cni-agent-min-ready=2s",
     "--max-deletions-per-minute=0",
+    "--max-outage-deletions-per-minute=0",
     "--max-broken-fraction=1",
     ...extra,
   ];

@@ -57,7 +57,13 @@ describe("precondition safety", () => {
       deleteBarePods: false,
       // Limits and gates off: this test is about preconditions only.
       guards: new SafetyGuards({
-        limits: { deletionsPerMinute: 0, deletionBurst: 1, inflightPerNode: 0, inflightPerNamespace: 0 },
+        limits: {
+          deletionsPerMinute: 0,
+          outageDeletionsPerMinute: 0,
+          deletionBurst: 1,
+          inflightPerNode: 0,
+          inflightPerNamespace: 0,
+        },
         loopBackoff: { baseMs: 60_000, maxMs: 60_000 },
         storm: { maxBrokenFraction: 1, minBroken: 1_000 },
         nodeAgentGates: new Map(),

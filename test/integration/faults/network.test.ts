@@ -97,7 +97,7 @@ describe("faults: the network between controller and API server, mid-wave", func
     // No pacing: nothing but Retry-After stands between a pod's first DELETE and its next.
     controller = suite.track(
       await ControllerProcess.start({
-        args: waveArgs(kubeconfig, scope, ["--max-deletions-per-minute=0"]),
+        args: waveArgs(kubeconfig, scope, ["--max-deletions-per-minute=0", "--max-outage-deletions-per-minute=0"]),
       }),
     );
     await expectAllHeld(controller);

@@ -13,8 +13,15 @@ import { appPods, createDeployment } from "../../harness/workloads.js";
 export const WAVE_APP = "wave";
 export const WAVE_SIZE = 12;
 
-/** One deletion a second after a burst of one: a 12-pod wave takes about 12 s, room for a fault mid-way. */
-export const WAVE_PACE = ["--max-deletions-per-minute=60", "--deletion-burst=1"] as const;
+/**
+ * One deletion a second after a burst of one: a 12-pod wave takes about 12 s, room for a fault mid-way. The wave's
+ * pods broke in an agent outage: the outage pace is theirs.
+ */
+export const WAVE_PACE = [
+  "--max-deletions-per-minute=60",
+  "--max-outage-deletions-per-minute=60",
+  "--deletion-burst=1",
+] as const;
 
 /** The controller flags for the wave: as in the e2e scenarios, but paced. */
 export function waveArgs(kubeconfigPath: string, scope: RepairScope, extra: readonly string[] = []): string[] {

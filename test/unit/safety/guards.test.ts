@@ -53,6 +53,7 @@ function setup(overrides: Overrides = {}) {
   const guards = new SafetyGuards({
     limits: {
       deletionsPerMinute: 60,
+      outageDeletionsPerMinute: 600,
       deletionBurst: 2,
       inflightPerNode: 0,
       inflightPerNamespace: 0,
@@ -274,7 +275,13 @@ describe("safety/guards", () => {
     const istio = new CniAgents();
     const clock = new FakeClock(START);
     const guards = new SafetyGuards({
-      limits: { deletionsPerMinute: 60, deletionBurst: 1, inflightPerNode: 1, inflightPerNamespace: 0 },
+      limits: {
+        deletionsPerMinute: 60,
+        outageDeletionsPerMinute: 600,
+        deletionBurst: 1,
+        inflightPerNode: 1,
+        inflightPerNamespace: 0,
+      },
       loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
       storm: { maxBrokenFraction: 0.5, minBroken: 1 },
       nodeAgentGates: cniGate(istio),
@@ -341,9 +348,9 @@ describe("safety/guards", () => {
 
   it("scan's dry pace answers in order without touching the real one", () => {
     const { guards } = setup({ limits: { deletionsPerMinute: 60, deletionBurst: 1 } });
-    const dry = guards.dryPace();
-    expect(guards.commitPace("shop/a", dry)).to.equal(0);
-    expect(guards.view(pod({ name: "b" }), "istio", { pace: dry }).pace?.waitMs).to.equal(SECOND);
+    const dry = guards.dryPaces();
+    expect(guards.commitPace("shop/a", {}, dry)).to.equal(0);
+    expect(guards.view(pod({ name: "b" }), "istio", { paces: dry }).pace?.waitMs).to.equal(SECOND);
     expect(guards.commitPace("shop/a")).to.equal(0);
   });
 

@@ -56,7 +56,13 @@ function setup(mode: Mode, status: number) {
   const pod = istioPod([init("istio-validation", "waiting", exited(126))], { name: "reviews-0" });
   store.upsert(pod);
   const guards = new SafetyGuards({
-    limits: { deletionsPerMinute: 0, deletionBurst: 1, inflightPerNode: 0, inflightPerNamespace: 0 },
+    limits: {
+      deletionsPerMinute: 0,
+      outageDeletionsPerMinute: 0,
+      deletionBurst: 1,
+      inflightPerNode: 0,
+      inflightPerNamespace: 0,
+    },
     loopBackoff: { baseMs: 1_000, maxMs: 10_000 },
     storm: { maxBrokenFraction: 1, minBroken: 1 },
     nodeAgentGates: new Map(),
