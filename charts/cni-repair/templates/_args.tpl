@@ -30,6 +30,7 @@
   (list "label-selector" $v.scope.labelSelector)
   (list "field-selector" $v.scope.fieldSelector)
   (list "max-deletions-per-minute" $v.limits.maxDeletionsPerMinute)
+  (list "max-outage-deletions-per-minute" $v.limits.maxOutageDeletionsPerMinute)
   (list "deletion-burst" $v.limits.deletionBurst)
   (list "max-inflight-deletions-per-node" $v.limits.maxInflightDeletionsPerNode)
   (list "max-inflight-deletions-per-namespace" $v.limits.maxInflightDeletionsPerNamespace)

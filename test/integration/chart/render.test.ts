@@ -118,6 +118,7 @@ describe("chart: helm lint, schema and template", function () {
       "scope.labelSelector": "tier in (web\\,api)",
       "scope.fieldSelector": "status.phase!=Succeeded",
       "limits.maxDeletionsPerMinute": "30",
+      "limits.maxOutageDeletionsPerMinute": "300",
       "limits.deletionBurst": "3",
       "limits.maxInflightDeletionsPerNode": "4",
       "limits.maxInflightDeletionsPerNamespace": "5",
@@ -166,6 +167,7 @@ describe("chart: helm lint, schema and template", function () {
     expect(describeFieldSelector(config.scope)).to.equal("status.phase!=Succeeded,metadata.namespace!=kube-system");
     expect(config.limits).to.deep.equal({
       deletionsPerMinute: 30,
+      outageDeletionsPerMinute: 300,
       deletionBurst: 3,
       inflightPerNode: 4,
       inflightPerNamespace: 5,
@@ -232,6 +234,7 @@ describe("chart: helm lint, schema and template", function () {
       ...Object.fromEntries(
         [
           "maxDeletionsPerMinute",
+          "maxOutageDeletionsPerMinute",
           "deletionBurst",
           "maxInflightDeletionsPerNode",
           "maxInflightDeletionsPerNamespace",
