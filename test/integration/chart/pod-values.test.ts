@@ -4,9 +4,10 @@
 import type { V1Pod, V1PodSpec, V1PriorityClass } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { repositoryFile } from "../../harness/binaries.js";
-import { chartDir, installNotes, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, helm, installNotes, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import {
+  applyNamespace,
   controllerContainer,
   INSTALL,
   installRendered,
@@ -169,6 +170,34 @@ describe("chart: names, labels, priority class and securityContext values", func
     // The old value still works (NOTES warns, below).
     const old = { priorityClassName: "system-cluster-critical", "priorityClass.create": "false" };
     expect(classOf(await renderChart("cluster", old))).to.deep.equal({ created: [], used: "system-cluster-critical" });
+  });
+
+  it("two releases install side by side on the API server: each its own PriorityClass, nothing shared", async () => {
+    const plane = controlPlane();
+    await uninstall(plane);
+    await applyNamespace(plane);
+    const releases = ["cni-repair", "edge"];
+    try {
+      for (const release of releases) {
+        await helm(["install", release, chartDir(), "--namespace", INSTALL.namespace, "--set", "mode=dry-run"], {
+          plane,
+        });
+      }
+      const classes = await kubectl(
+        ["get", "priorityclass", "-l", "app.kubernetes.io/part-of=cni-repair", "-o", "name"],
+        {
+          plane,
+        },
+      );
+      expect(classes.trim().split("\n").sort()).to.deep.equal([
+        "priorityclass.scheduling.k8s.io/cni-repair-critical",
+        "priorityclass.scheduling.k8s.io/edge-cni-repair-critical",
+      ]);
+    } finally {
+      for (const release of releases) {
+        await helm(["uninstall", release, "--namespace", INSTALL.namespace, "--ignore-not-found", "--wait"], { plane });
+      }
+    }
   });
 
   it("NOTES: the mode in both vocabularies, Pod Security only for a namespace it created, deprecated values", async () => {
