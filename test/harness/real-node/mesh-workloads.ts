@@ -26,16 +26,21 @@ function container(node: RealNode, name: string, command: string[]): V1Container
   return { name, image: node.images.mesh.ref, imagePullPolicy: "Never", command };
 }
 
-/** The CNI agent: Ready exactly while the node's switch is on (an exec probe on the switch file, every second). */
+/**
+ * The node's CNI agent: Ready exactly while the node's switch is on (an exec probe on the switch file, every
+ * second). One DaemonSet per node, held to it, because each node's switch is in that node's own directory.
+ */
 export function agentDaemonSet(node: RealNode): V1DaemonSet {
   const labels = { "k8s-app": ISTIO_AGENT };
+  const perNode = { ...labels, "cni-repair.test/node": node.name };
   return {
-    metadata: { name: ISTIO_AGENT, labels },
+    metadata: { name: `${ISTIO_AGENT}-${node.layout.id.toLowerCase()}`, labels },
     spec: {
-      selector: { matchLabels: labels },
+      selector: { matchLabels: perNode },
       template: {
-        metadata: { labels },
+        metadata: { labels: perNode },
         spec: {
+          nodeSelector: { "kubernetes.io/hostname": node.name },
           automountServiceAccountToken: false,
           terminationGracePeriodSeconds: 1,
           tolerations: [{ operator: "Exists" }],

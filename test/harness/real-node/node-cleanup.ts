@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { isAlive } from "../owned-dirs.js";
 import { BRIDGE_PREFIX, NODE_DIR_PREFIX, NodeLayout } from "./node-layout.js";
 
@@ -116,6 +116,14 @@ function shimSockets(layout: NodeLayout): string[] {
 
 function removeShimSockets(layout: NodeLayout): void {
   for (const socket of shimSockets(layout)) rmSync(socket, { force: true });
+  // The directories too, when nothing else (another node, the machine's containerd) uses them any more.
+  for (const dir of [SHIM_SOCKETS, dirname(SHIM_SOCKETS)]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Not empty, or not there.
+    }
+  }
 }
 
 /** Mount points at or under the directory, deepest first (from /proc/self/mountinfo, octal escapes decoded). */

@@ -14,7 +14,9 @@ const EXTRA_CONTROLLERS = ["node-lifecycle-controller", "daemonset-controller"];
 
 export class RealNodeCluster {
   readonly plane: ControlPlane;
+  /** The node the cluster started with. */
   readonly node: RealNode;
+  readonly #nodes: RealNode[];
   readonly api: CoreV1Api;
   readonly apps: AppsV1Api;
   readonly #components: ManagedProcess[];
@@ -22,6 +24,7 @@ export class RealNodeCluster {
   private constructor(plane: ControlPlane, node: RealNode, components: ManagedProcess[]) {
     this.plane = plane;
     this.node = node;
+    this.#nodes = [node];
     this.api = plane.kubeConfig().makeApiClient(CoreV1Api);
     this.apps = plane.kubeConfig().makeApiClient(AppsV1Api);
     this.#components = components;
@@ -51,6 +54,13 @@ export class RealNodeCluster {
     }
   }
 
+  /** Starts one more real node, e.g. one that registers with a startup taint (stopped with the cluster). */
+  async addNode(options: RealNodeOptions = {}): Promise<RealNode> {
+    const node = await RealNode.start(this.plane, options);
+    this.#nodes.push(node);
+    return node;
+  }
+
   /** A fresh namespace, ready for pods (its "default" ServiceAccount exists). */
   async createNamespace(prefix: string): Promise<string> {
     const name = `${prefix}-${randomBytes(4).toString("hex")}`;
@@ -68,16 +78,16 @@ export class RealNodeCluster {
     for (const component of this.#components) {
       if (!component.running) throw new Error(`${component.name} exited:\n${component.logTail()}`);
     }
-    this.node.assertRunning();
+    for (const node of this.#nodes) node.assertRunning();
   }
 
   logTails(lines = 20): string {
     const components = this.#components.map((c) => `--- ${c.name}\n${c.logTail(lines)}`).join("\n");
-    return `${components}\n${this.node.logTails(lines)}`;
+    return [components, ...this.#nodes.map((node) => node.logTails(lines))].join("\n");
   }
 
   async stop(): Promise<void> {
-    await this.node.stop();
+    for (const node of this.#nodes) await node.stop();
     for (const component of this.#components) await component.stop();
     await this.plane.stop();
   }

@@ -7,6 +7,7 @@
 // and the mesh plugin's record of which sandbox got the rule.
 import type { V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { controllerDeletes, nodeWrites, podBindings } from "../../harness/audit-log.js";
 import type { BrokenPodRecord } from "../../harness/cni-simulator.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import { startRepair } from "../../harness/e2e-controller.js";
@@ -19,6 +20,7 @@ import { appPods, isHealthy } from "../../harness/workloads.js";
 const REPLICAS = 4;
 const MIN_READY_MS = 2_000;
 const VALIDATOR = "istio-validation";
+const STARTUP_TAINT = { key: "cni.istio.io/not-ready", effect: "NoSchedule" };
 
 /** The validator's last failure as the kubelet reported it: the terminated state with exit code 126, if any. */
 function validatorFailure(pod: V1Pod) {
@@ -45,15 +47,17 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
   before(async () => {
     cluster = await RealNodeCluster.start();
   });
-  afterEach(function () {
+  afterEach(async function () {
     if (this.currentTest?.state === "failed") {
       console.log(controller?.output());
       console.log(cluster?.logTails());
     }
+    const code = await controller?.stop();
+    controller = undefined;
+    expect(code, "cni-repair exit code on SIGTERM").to.equal(0);
   });
   after(async function () {
     this.timeout(120_000);
-    await controller?.stop();
     await cluster?.stop();
   });
 
@@ -176,5 +180,63 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
         `agent switched on -> all ${REPLICAS} replacements Running: ${allRunningMs} ms ` +
         `(agent Ready at +${agentReadyMs - switchedAtMs} ms, last DELETE at +${Math.max(...report.deletes.map((d) => d.atMs)) - switchedAtMs} ms)`,
     );
+  });
+
+  it("a node registering with the startup taint (--register-with-taints) gets no pod before cni-repair lifts it, and none breaks", async () => {
+    if (!cluster) throw new Error("no cluster");
+    const { api, apps, plane } = cluster;
+    const agentNamespace = await cluster.createNamespace("cni");
+    const namespace = await cluster.createNamespace("pool");
+    controller = await startRepair(plane.kubeconfigPath, { namespace, agentNamespace }, [
+      "--startup-taint=bootstrap-only",
+    ]);
+    // A new node: its kubelet registers it tainted; its agent (not Ready yet) is the first pod there.
+    const node = await cluster.addNode({ registerWithTaints: [STARTUP_TAINT] });
+    await apps.createNamespacedDaemonSet({ namespace: agentNamespace, body: agentDaemonSet(node) });
+    const template = meshedPodTemplate(node, "pool");
+    await apps.createNamespacedDeployment({
+      namespace,
+      body: { metadata: { name: "pool" }, spec: { replicas: 2, selector: { matchLabels: { app: "pool" } }, template } },
+    });
+    await waitFor(
+      "cni-repair to hold the taint for the agent",
+      async () =>
+        (await controller?.metric("cni_repair_startup_taint_held_nodes", { reason: "agent_not_ready" })) === 1,
+      { timeoutMs: 60_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(podBindings(plane.auditLogPath, namespace), "pods bound while tainted").to.deep.equal([]);
+
+    node.setMeshAgentReady(true);
+    const final = await waitFor(
+      "2 healthy pods on the new node",
+      async () => {
+        cluster?.assertRunning();
+        const { pods, healthy } = await appPods(api, namespace, "pool");
+        return pods.length === 2 && healthy === 2 ? pods : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    const removals = nodeWrites(plane.auditLogPath, node.name).filter(
+      (e) => e.userAgent?.startsWith("cni-repair/") && e.responseStatus?.code === 200,
+    );
+    expect(removals, "one PATCH of the node by cni-repair").to.have.length(1);
+    const removedAt = Date.parse(removals[0]?.stageTimestamp ?? "");
+    const bindings = podBindings(plane.auditLogPath, namespace);
+    expect(
+      bindings.filter((b) => b.atMs < removedAt),
+      "pods bound before the taint was removed",
+    ).to.deep.equal([]);
+    expect(bindings.map((b) => b.node)).to.deep.equal([node.name, node.name]);
+    // None broke: each validator passed on its first run, as the kubelet reports it.
+    for (const pod of final) {
+      const validator = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
+      expect(validator?.state?.terminated?.exitCode, pod.metadata?.name).to.equal(0);
+      expect(validator?.restartCount, pod.metadata?.name).to.equal(0);
+    }
+    expect(controllerDeletes(plane.auditLogPath, namespace)).to.deep.equal([]);
+    const taints = (await api.readNode({ name: node.name })).spec?.taints ?? [];
+    expect(taints.map((t) => t.key)).to.not.include(STARTUP_TAINT.key);
+    console.log(`      startup taint: 0 pods bound before its removal, 2 bound after, 0 broken`);
   });
 });
