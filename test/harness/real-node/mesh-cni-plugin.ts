@@ -43,8 +43,15 @@ export type MeshCniRecord = {
   readonly pod: string;
   readonly namespace: string;
   readonly containerId: string;
+  /** The sandbox's network namespace (a path), for the agent's in-place repair. */
+  readonly netns: string;
   readonly redirected: boolean;
 };
+
+/** Installs the redirect rule in a network namespace (given by its path). */
+export function installRedirect(netns: string): void {
+  execFileSync("nsenter", [`--net=${netns}`, "iptables", "-w", ...REDIRECT_RULE], { stdio: "pipe" });
+}
 
 /** K8S_POD_NAME and K8S_POD_NAMESPACE from CNI_ARGS ("K=V;K=V"), which the CRI runtime passes. */
 function podOf(cniArgs: string): { pod: string; namespace: string } {
@@ -57,12 +64,13 @@ function add(config: PluginConfig, env: NodeJS.ProcessEnv): string {
   if (!netns) throw new Error("CNI_NETNS is not set");
   if (!config.agentReadyFile) throw new Error("agentReadyFile is missing from the plugin's configuration");
   const redirected = existsSync(config.agentReadyFile);
-  if (redirected) execFileSync("nsenter", [`--net=${netns}`, "iptables", "-w", ...REDIRECT_RULE], { stdio: "pipe" });
+  if (redirected) installRedirect(netns);
   if (config.logFile) {
     const record: MeshCniRecord = {
       atMs: Date.now(),
       ...podOf(env.CNI_ARGS ?? ""),
       containerId: env.CNI_CONTAINERID ?? "",
+      netns,
       redirected,
     };
     appendFileSync(config.logFile, `${JSON.stringify(record)}\n`);

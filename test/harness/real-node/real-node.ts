@@ -14,7 +14,7 @@ import { waitFor } from "../wait.js";
 import { Containerd, SNAPSHOTTERS, type Snapshotter } from "./containerd.js";
 import { type KubeletOptions, startKubelet } from "./kubelet.js";
 import { setMeshAgentReady, writeMeshCni } from "./mesh-cni.js";
-import type { MeshCniRecord } from "./mesh-cni-plugin.js";
+import { installRedirect, type MeshCniRecord } from "./mesh-cni-plugin.js";
 import { cleanUpAbandonedNodes, cleanUpNode, saveSysctls } from "./node-cleanup.js";
 import { type NodeImages, nodeImages } from "./node-images.js";
 import { NODE_DIR_PREFIX, NodeLayout } from "./node-layout.js";
@@ -106,6 +106,17 @@ export class RealNode {
   /** Turns the node's mesh CNI agent on or off (the plugin and the agent pod's readiness probe follow it). */
   setMeshAgentReady(ready: boolean): void {
     setMeshAgentReady(this.layout, ready);
+  }
+
+  /**
+   * The agent's in-place repair (as Istio's CNI agent does it): the redirect rule into the network namespace of
+   * each named pod's sandboxes that were set up without it. The pod recovers when the kubelet next retries its
+   * validator. Returns how many namespaces got the rule.
+   */
+  repairInPlace(pods: readonly string[]): number {
+    const missing = this.meshRecords().filter((r) => !r.redirected && pods.includes(r.pod) && existsSync(r.netns));
+    for (const record of missing) installRedirect(record.netns);
+    return missing.length;
   }
 
   /** What the mesh plugin did for each sandbox, in order. */

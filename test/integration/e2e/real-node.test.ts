@@ -239,4 +239,45 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     expect(taints.map((t) => t.key)).to.not.include(STARTUP_TAINT.key);
     console.log(`      startup taint: 0 pods bound before its removal, 2 bound after, 0 broken`);
   });
+
+  it("a pod whose validator recovers by itself (the agent repaired it in place before the next retry) is not deleted", async () => {
+    if (!cluster) throw new Error("no cluster");
+    const { api, node, plane } = cluster;
+    const agentNamespace = await cluster.createNamespace("cni");
+    const namespace = await cluster.createNamespace("heal");
+    node.setMeshAgentReady(false);
+    const { apps } = cluster;
+    await apps.createNamespacedDaemonSet({ namespace: agentNamespace, body: agentDaemonSet(node) });
+    await api.createNamespacedPod({
+      namespace,
+      body: { metadata: { name: "heals", ...meshMark("istio", { app: "heals" }) }, spec: meshedPodSpec(node) },
+    });
+    await waitFor(
+      "its validator to fail once",
+      async () => validatorFailure(await api.readNamespacedPod({ namespace, name: "heals" })) !== undefined,
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    // A long min-ready: the kubelet's next retry (back-off 10 s) comes well before cni-repair would act.
+    controller = await startRepair(plane.kubeconfigPath, { namespace, agentNamespace }, ["--cni-agent-min-ready=60s"]);
+    node.setMeshAgentReady(true);
+    expect(node.repairInPlace(["heals"]), "sandboxes repaired in place").to.be.at.least(1);
+    const healed = await waitFor(
+      "the pod to pass validation on a retry and run",
+      async () => {
+        const pod = await api.readNamespacedPod({ namespace, name: "heals" });
+        return isHealthy(pod) ? pod : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    const validator = healed.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
+    expect(validator?.restartCount, "the validator's retries").to.be.at.least(1);
+    expect(validator?.state?.terminated?.exitCode).to.equal(0);
+    await waitFor(
+      "cni-repair to see it healthy",
+      async () => (await controller?.metric("cni_repair_broken_pods", { rule: "istio" })) === 0,
+      { timeoutMs: 20_000 },
+    );
+    expect(controllerDeletes(plane.auditLogPath, namespace), "DELETEs of the pod that healed").to.deep.equal([]);
+    console.log(`      healed in place: validator passed after ${validator?.restartCount} restart(s), not deleted`);
+  });
 });
