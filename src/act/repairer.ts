@@ -29,8 +29,11 @@ export class Repairer {
     this.#label = label;
   }
 
-  /** Deletes exactly the judged pod: its UID and resourceVersion are preconditions. */
-  async delete(facts: PodFacts, verdict: BrokenVerdict): Promise<RepairOutcome> {
+  /**
+   * Deletes exactly the judged pod: its UID and resourceVersion are preconditions. `fallback`: why the delete
+   * stands in for Istio's in-place repair (the Event says so).
+   */
+  async delete(facts: PodFacts, verdict: BrokenVerdict, fallback?: string): Promise<RepairOutcome> {
     const outcome = await this.#call("delete", () =>
       deletePod(this.#transport, facts, { uid: facts.uid, resourceVersion: facts.resourceVersion }, { dryRun: false }),
     );
@@ -40,7 +43,9 @@ export class Repairer {
         "Normal",
         "BrokenPodDeleted",
         "Delete",
-        `deleted so its owner recreates it: ${describe(verdict)}`,
+        fallback === undefined
+          ? `deleted so its owner recreates it: ${describe(verdict)}`
+          : `deleted as Istio's fallback so its owner recreates it (${fallback}): ${describe(verdict)}`,
       );
     }
     return outcome;

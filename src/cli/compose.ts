@@ -19,6 +19,7 @@ import type { DetectContext } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import { isAmbient } from "../detect/rule.js";
 import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
+import { IstioRepairWatch } from "../informer/istio-repair-watch.js";
 import { type NamespaceFacts, namespaceStore, toNamespaceFacts } from "../informer/namespace-facts.js";
 import { watchNodeAgents } from "../informer/node-agent-watcher.js";
 import { PodStore } from "../informer/pod-store.js";
@@ -26,6 +27,7 @@ import { Reflector } from "../informer/reflector.js";
 import { reflectorSettings } from "../informer/reflector-settings.js";
 import { watchTelemetry } from "../informer/watch-telemetry.js";
 import type { KubeTransport } from "../kube/transport.js";
+import { reportIstioRepair } from "../observe/istio-repair-report.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import { buildStartupTaints } from "../prevent/build-startup-taints.js";
@@ -34,6 +36,7 @@ import { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
+import { ISTIO_RULE, type IstioRepairState } from "../safety/istio-repair-settings.js";
 import { Publisher } from "../util/publisher.js";
 
 export type ControllerParts = {
@@ -50,6 +53,8 @@ export type ControllerParts = {
   readonly startupTaints: StartupTaints | undefined;
   /** The clock and namespace labels, as detection needs them now. */
   readonly context: () => DetectContext;
+  /** What is known of Istio's own repair now; undefined when not read (--istio-repair=ignore, no istio rule). */
+  readonly istioRepair: (() => IstioRepairState) | undefined;
 };
 
 export type ComposeOptions = {
@@ -120,6 +125,22 @@ export function composeController(
           observer: watchTelemetry(metrics, "namespaces", watchLog.child({ watch: "namespaces" }), { failed }),
         });
 
+  // Istio's own repair settings (the istio rule defers to them), unless --istio-repair=ignore.
+  const istioRule = config.rules.find((rule) => rule.name === ISTIO_RULE);
+  const istioRepair =
+    config.istioRepair === undefined || istioRule === undefined || isAmbient(istioRule)
+      ? undefined
+      : {
+          validator: istioRule.initContainer,
+          watch: new IstioRepairWatch({
+            namespace: config.istioRepair.namespace,
+            settings,
+            observer: (what) => watchTelemetry(metrics, watchLog.child({ watch: what }), { failed }),
+            onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),
+          }),
+        };
+  istioRepair?.watch.subscribe(reportIstioRepair(metrics, logger.child({ component: "istio-repair" })));
+
   // 2. The guards, announcing what may free a held pod into guardEvents (the triggers listen there).
   const guardEvents = new GuardEvents();
   const guards = new SafetyGuards({
@@ -128,6 +149,9 @@ export function composeController(
     storm: config.storm,
     nodeAgentGates: nodeAgents.gatesByRule,
     ...(options.agentReadyBasis && { readyBasis: options.agentReadyBasis }),
+    ...(istioRepair && {
+      istioRepair: { rule: ISTIO_RULE, validator: istioRepair.validator, state: () => istioRepair.watch.state },
+    }),
     ...guardEvents.hooks,
   });
   // Ambient enrolment grace: when each pod was seen entering scope, and when its node's agents turned Ready.
@@ -221,6 +245,7 @@ export function composeController(
       agents: nodeAgents.watches.map((watch) => watch.reflector),
       namespaces: namespaceReflector,
       guards: guardEvents,
+      istioRepair: istioRepair?.watch,
       resync,
     },
     { rules: config.rules, context, podStore: pods, broken, holds },
@@ -257,6 +282,7 @@ export function composeController(
       podReflector,
       ...nodeAgents.watches.map((watch) => watch.reflector),
       ...(namespaceReflector ? [namespaceReflector] : []),
+      ...(istioRepair ? [istioRepair.watch] : []),
       ...(startupTaints ? [startupTaints.reflector] : []),
     ],
     elector: options.elector,
@@ -278,5 +304,6 @@ export function composeController(
     agentGates: nodeAgents.gatesByRule,
     startupTaints: startupTaints?.taints,
     context,
+    istioRepair: istioRepair && (() => istioRepair.watch.state),
   };
 }

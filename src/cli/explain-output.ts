@@ -16,8 +16,11 @@ export function renderExplanation(explanation: Explanation, output: OutputFormat
   if (validator !== null) {
     const state = typeof validator.state === "string" ? validator.state : exitText(validator.state);
     const last = validator.lastState === null ? "none" : exitText(validator.lastState);
-    lines.push(`Validator:  ${validator.container}: state ${state}; last state ${last}`);
+    lines.push(
+      `Validator:  ${validator.container}: state ${state}; last state ${last}; restarts ${validator.restartCount}`,
+    );
   }
+  if (explanation.istioRepair !== null) lines.push(`Istio:      repair ${explanation.istioRepair}`);
   lines.push(
     `Verdict:    ${verdict.broken ? `broken: ${verdict.reason}${verdict.terminal ? " (finished pod)" : ""}` : `not broken: ${verdict.reason}`}`,
   );
@@ -41,8 +44,8 @@ export function renderExplanation(explanation: Explanation, output: OutputFormat
   return `${lines.join("\n")}\n`;
 }
 
-const exitText = (t: { exitCode: number; reason: string | null }): string =>
-  `terminated, exit ${t.exitCode}${t.reason ? ` (${t.reason})` : ""}`;
+const exitText = (t: { exitCode: number; reason: string | null; finishedAt: string | null }): string =>
+  `terminated, exit ${t.exitCode}${t.reason ? ` (${t.reason})` : ""}${t.finishedAt ? ` at ${t.finishedAt}` : ""}`;
 
 function decisionText(view: Explanation["decision"]): string {
   if (view.hold !== null) {

@@ -6,11 +6,16 @@ import type { GuardView } from "../decide/decide.js";
 import { meshRule } from "../detect/detect.js";
 import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
+import { describeIstioRepair } from "../safety/istio-repair-settings.js";
 import type { ControllerParts } from "./compose.js";
 import { actionOf, judgePod, oneShotContext } from "./judge.js";
 import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";
 
-type TerminationView = { readonly exitCode: number; readonly reason: string | null };
+type TerminationView = {
+  readonly exitCode: number;
+  readonly reason: string | null;
+  readonly finishedAt: string | null;
+};
 type DecisionView = {
   readonly action: string;
   readonly hold: { readonly reason: string; readonly detail: string; readonly until: string | null } | null;
@@ -36,7 +41,11 @@ export type Explanation = {
     readonly container: string;
     readonly state: TerminationView | "running" | "waiting" | "unknown" | "absent";
     readonly lastState: TerminationView | null;
+    /** The kubelet's restartCount: the newest run's attempt number. */
+    readonly restartCount: number;
   } | null;
+  /** Istio's own repair as read from its settings (the istio rule defers to it); null when not read. */
+  readonly istioRepair: string | null;
   readonly verdict: { readonly broken: boolean; readonly reason: string; readonly terminal: boolean };
   readonly agents: readonly AgentView[];
   /** The storm breaker's share on the pod's node and in the cluster, open or not. */
@@ -102,6 +111,7 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
     },
     rule: rule ? { name: rule.name, detail: ruleDetail(rule) } : { name: null, detail: whyNoRule(facts, config.rules) },
     validator: validatorView(facts, rule),
+    istioRepair: parts.istioRepair ? describeIstioRepair(parts.istioRepair()) : null,
     verdict: verdict.broken
       ? { broken: true, reason: verdict.reason, terminal: verdict.terminal }
       : {
@@ -160,10 +170,15 @@ function validatorView(facts: PodFacts, rule: Rule | undefined): Explanation["va
     container: rule.initContainer,
     state: container === undefined ? "absent" : stateView(container.state),
     lastState: container?.lastTermination === undefined ? null : terminationView(container.lastTermination),
+    restartCount: container?.restartCount ?? 0,
   };
 }
 
-const terminationView = (t: Termination): TerminationView => ({ exitCode: t.exitCode, reason: t.reason ?? null });
+const terminationView = (t: Termination): TerminationView => ({
+  exitCode: t.exitCode,
+  reason: t.reason ?? null,
+  finishedAt: t.finishedAtMs === undefined ? null : new Date(t.finishedAtMs).toISOString(),
+});
 const stateView = (state: ContainerState) => (typeof state === "string" ? state : terminationView(state));
 
 /** The node agents the rule's deletions wait for, on the pod's node. */

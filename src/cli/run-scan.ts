@@ -7,6 +7,7 @@ import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { describeIstioRepair } from "../safety/istio-repair-settings.js";
 import type { ControllerParts } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
 import { judgePod, oneShotContext } from "./judge.js";
@@ -55,11 +56,14 @@ export async function runScan(config: Config): Promise<number> {
     await stop();
     await transport.close();
     if (!synced) throw failure();
+    // Said when Istio's repair is there (or cannot be read); its absence changes nothing and is not news.
+    const istio = parts.istioRepair?.();
     const report = {
       scope: scanScope(config),
       counts: scanCounts(checked, records),
       pods: records,
       ...(startupTaints && { startupTaints }),
+      ...(istio && istio.kind !== "absent" && { istioRepair: describeIstioRepair(istio) }),
     };
     process.stdout.write(renderScan(report, config.scan.output));
     if (config.scan.repair) process.stderr.write(`${await repairSummary(metrics)}\n`);

@@ -28,6 +28,8 @@ export type ScanReport = {
   readonly pods: readonly ScanRecord[];
   /** With --startup-taint: the nodes carrying a managed taint (or about to get one), and why it is still there. */
   readonly startupTaints?: readonly StartupTaintRecord[];
+  /** Istio's own repair as read from its settings (the istio rule defers to it); absent when not read or not there. */
+  readonly istioRepair?: string;
 };
 
 export type StartupTaintRecord = {
@@ -81,7 +83,8 @@ export function describeScope(scope: ScanScope): string {
 
 export function renderScan(report: ScanReport, output: OutputFormat): string {
   if (output !== "table") return renderStructured(report, output);
-  return `${renderPods(report)}${report.startupTaints ? renderStartupTaints(report.startupTaints) : ""}`;
+  const istio = report.istioRepair === undefined ? "" : `Istio's repair: ${report.istioRepair}.\n`;
+  return `${istio}${renderPods(report)}${report.startupTaints ? renderStartupTaints(report.startupTaints) : ""}`;
 }
 
 /** "2 nodes carry a startup taint." and, per node, the taints and why they are (still) there. */
@@ -122,5 +125,6 @@ function actionText(pod: ScanRecord): string {
   }
   if (pod.action === "hold") return `hold: ${pod.hold?.reason} (${pod.hold?.detail})`;
   if (pod.action === "skip") return `skip (${pod.skip})`;
+  if (pod.fallback !== null) return `${pod.action} (Istio's fallback: ${pod.fallback})`;
   return pod.hold ? `${pod.action} (held from delete: ${why})` : pod.action;
 }

@@ -25,6 +25,8 @@ export type ScanRecord = {
   readonly action: string;
   readonly hold: { readonly reason: string; readonly detail: string } | null;
   readonly skip: string | null;
+  /** A delete that stands in for Istio's in-place repair, and the evidence that it did not fix the pod. */
+  readonly fallback: string | null;
   /** After --repair: what the API server answered (status 0: no answer), null when nothing was written. */
   readonly result: {
     readonly type: string;
@@ -73,6 +75,7 @@ export function scanRecord(
     action: outcome?.type ?? actionOf(decision),
     hold: decision.kind === "hold" ? { reason: decision.reason, detail: decision.detail } : null,
     skip: decision.kind === "skip" ? decision.reason : null,
+    fallback: decision.kind === "act" && decision.fallback ? decision.fallback.detail : null,
     result: outcome
       ? {
           type: outcome.type,

@@ -2,6 +2,7 @@
 
 import { isDeepStrictEqual } from "node:util";
 import type { Rule } from "../detect/rule.js";
+import { ISTIO_AGENT_NAMESPACE, ISTIO_RULE } from "../safety/istio-repair-settings.js";
 import { environmentUse, refuseVariable } from "./applicability.js";
 import type { Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";
@@ -76,6 +77,11 @@ export type Config = {
         readonly namespace: string | undefined;
       }
     | undefined;
+  /**
+   * Istio's own repair (istio rule only): undefined with --istio-repair=ignore or without the istio rule. Its
+   * settings are read in the CNI agent's namespace (--cni-agent-namespace, else istio-system as the preset assumes).
+   */
+  readonly istioRepair: { readonly namespace: string } | undefined;
   /** undefined: startup taints are not managed. */
   readonly startupTaint: StartupTaintConfig | undefined;
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
@@ -281,6 +287,10 @@ function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Co
           namespace: values["cni-agent-namespace"] === "" ? undefined : values["cni-agent-namespace"],
         })
       : undefined,
+    istioRepair:
+      values["istio-repair"] === "auto" && rules.some((rule) => rule.name === ISTIO_RULE)
+        ? Object.freeze({ namespace: values["cni-agent-namespace"] || ISTIO_AGENT_NAMESPACE })
+        : undefined,
     startupTaint: startupTaintConfig(values, at, rules, { gateOn, nodeName: node }),
     loopBackoff: Object.freeze({ baseMs: values["loop-backoff"], maxMs: values["loop-backoff-max"] }),
     storm: Object.freeze({

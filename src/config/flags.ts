@@ -417,6 +417,12 @@ export const flags = {
     valueName: "<namespace>",
     help: "Namespace of the CNI agent pods; empty looks in all namespaces.",
   }),
+  "istio-repair": enumFlag(["auto", "ignore"], {
+    group: "Guards",
+    commands: SHARED,
+    default: "auto",
+    help: "istio preset: read Istio's own repair settings (ConfigMap istio-cni-config in the CNI agent's namespace, default istio-system) and leave Istio's pods to it: held while its in-place repair may still fix them, deleted as its fallback once the validator failed again after the agent was Ready; held while Istio deletes or labels them itself. ignore: act as if Istio did not repair.",
+  }),
   "startup-taint": enumFlag(["off", "bootstrap-only", "continuous"], {
     group: "Startup taints",
     commands: SHARED,

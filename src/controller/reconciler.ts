@@ -3,7 +3,7 @@ import type { EventRecorder } from "../act/event-recorder.js";
 import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
 import { ThrottleGate } from "../act/throttle-gate.js";
 import type { Mode } from "../config/config.js";
-import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
+import { type Decision, decide, isPaced, type MeshFallback, modeFor } from "../decide/decide.js";
 import { describeGraceStart } from "../detect/ambient.js";
 import { type DetectContext, detect, type GraceStart } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
@@ -130,7 +130,7 @@ export class Reconciler {
         return { kind: "done" };
       case "act": {
         this.#release(key);
-        const outcome = await this.#act(decision.action, facts, verdict);
+        const outcome = await this.#act(decision.action, facts, verdict, decision.fallback);
         this.#record(outcome, fields, entry.sinceMs);
         this.#deps.onOutcome?.(facts, verdict, decision, outcome);
         if (outcome.result === "success" || outcome.result === "dry_run") {
@@ -180,12 +180,14 @@ export class Reconciler {
     return { kind: "requeue", afterMs: decision.retryAfterMs, keepFailures: decision.reason === "rate_limit" };
   }
 
-  async #act(action: Mode, facts: PodFacts, verdict: BrokenVerdict): Promise<RepairOutcome> {
+  async #act(action: Mode, facts: PodFacts, verdict: BrokenVerdict, fallback?: MeshFallback): Promise<RepairOutcome> {
     const { repairer, guards } = this.#deps;
     switch (action) {
       case "delete": {
         guards.beforeDelete(facts);
-        const outcome = await repairer.delete(facts, verdict);
+        const outcome = await repairer.delete(facts, verdict, fallback?.detail);
+        if (fallback && outcome.result === "success")
+          this.#deps.metrics.meshFallbackDeletions.inc({ basis: fallback.basis });
         // A 429/503 refused the DELETE before doing anything: like a skip, nothing was deleted.
         const refused = outcome.result === "skip" || outcome.result === "throttled";
         guards.afterDelete(facts, outcome.result === "success" ? "deleted" : refused ? "skipped" : "failed");

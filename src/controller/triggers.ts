@@ -45,6 +45,8 @@ export type TriggerSources = {
   /** Absent without an ambient rule (nothing else reads namespace labels). */
   readonly namespaces: Source<StoreChange<NamespaceFacts>> | undefined;
   readonly guards: Source<GuardEvent>;
+  /** Istio's own repair settings changed; absent with --istio-repair=ignore (or without the istio rule). */
+  readonly istioRepair: Source<unknown> | undefined;
   /** Ticks every --resync-period and when this replica starts leading. */
   readonly resync: Source<void>;
 };
@@ -102,6 +104,14 @@ export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): r
         }
       }
     }),
+    ...(sources.istioRepair === undefined
+      ? []
+      : [
+          // Istio now repairs in place, deletes, labels or not at all: the pods left to it are judged again.
+          watches("Istio's repair settings changed → pods held for it", sources.istioRepair, () =>
+            now(holds.keys(["mesh_repair_pending", "mesh_repair_active"])),
+          ),
+        ]),
     // One missed or failed repair is picked up again.
     watches("resync → every pod known broken", sources.resync, () => now(broken.keys())),
   ];

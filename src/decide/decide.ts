@@ -6,12 +6,16 @@ import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
 import type { HoldReason } from "../safety/hold-reasons.js";
+import type { FallbackBasis } from "../safety/mesh-repair-guard.js";
+
+/** Why a delete stands in for Istio's in-place repair. */
+export type MeshFallback = { readonly basis: FallbackBasis; readonly detail: string };
 
 export type Decision =
   /** Nothing is wrong with the pod (any longer). */
   | { readonly kind: "healthy" }
-  /** Act now: the mode's action. */
-  | { readonly kind: "act"; readonly action: Mode }
+  /** Act now: the mode's action; `fallback`: why it is done in place of Istio's own repair (the Event says). */
+  | { readonly kind: "act"; readonly action: Mode; readonly fallback?: MeshFallback }
   /**
    * Broken, but not to be deleted now. `retryAfterMs`: look again then (otherwise a guard change or the
    * resync brings it back); `label`: mark it for a human meanwhile (a bare pod nothing would recreate).
@@ -47,6 +51,14 @@ export type GuardView = {
   readonly pace?: { readonly waitMs: number; readonly detail: string };
   /** An agent outage explains the breakage: the pod is under the outage pace (SafetyGuards.view decides). */
   readonly outage?: { readonly detail: string };
+  /** Istio repairs this pod itself: in place and may still fix it (pending), or it deletes/labels (active). */
+  readonly meshRepair?: {
+    readonly reason: "mesh_repair_pending" | "mesh_repair_active";
+    readonly detail: string;
+    readonly waitMs?: number;
+  };
+  /** Istio repairs in place but evidently did not fix this pod: a delete is Istio's fallback, and says why. */
+  readonly meshFallback?: MeshFallback;
 };
 
 export type PolicyInput = {
@@ -104,15 +116,25 @@ export function decide(input: PolicyInput): Decision {
       ...(guards.agent.waitMs !== undefined && { retryAfterMs: guards.agent.waitMs }),
     };
   }
+  // After the agent (a down agent is the cause to name), before the storm: Istio's repair of these pods comes first.
+  if (guards.meshRepair) {
+    return {
+      kind: "hold",
+      reason: guards.meshRepair.reason,
+      detail: guards.meshRepair.detail,
+      ...(guards.meshRepair.waitMs !== undefined && { retryAfterMs: guards.meshRepair.waitMs }),
+    };
+  }
   if (guards.storm) return { kind: "hold", reason: "storm", detail: guards.storm.detail };
+  const act = { kind: "act", action: mode, ...(guards.meshFallback && { fallback: guards.meshFallback }) } as const;
   // In report mode nothing is deleted, so nothing is in flight or paced: only the guards above apply.
-  if (mode !== "delete") return { kind: "act", action: mode };
+  if (mode !== "delete") return act;
   if (guards.inflight) return { kind: "hold", reason: guards.inflight.reason, detail: guards.inflight.detail };
   // The last gate, asked only once every other guard agreed: the cluster-wide deletion pace.
   if (guards.pace && guards.pace.waitMs > 0) {
     return { kind: "hold", reason: "rate_limit", detail: guards.pace.detail, retryAfterMs: guards.pace.waitMs };
   }
-  return { kind: "act", action: mode };
+  return act;
 }
 
 /** Decisions that take part in the deletion pace: a delete spends a turn, a rate_limit hold reserves one. */

@@ -7,6 +7,8 @@ export type Termination = {
   readonly reason: string | undefined;
   /** Kept only when some rule matches on the message (it can be long). */
   readonly message: string | undefined;
+  /** When the run ended (terminated.finishedAt, the kubelet's clock), epoch ms; undefined when missing or unreadable. */
+  readonly finishedAtMs: number | undefined;
 };
 
 /** The current state of an init container: terminated (with details) or not. */
@@ -17,6 +19,11 @@ export type InitContainerFacts = {
   readonly state: ContainerState;
   /** The previous run, set while the kubelet restarts the container. */
   readonly lastTermination: Termination | undefined;
+  /**
+   * The kubelet's restartCount: the attempt number of the newest run (0 for the first). With `lastTermination`
+   * it tells a repeated failure from a first one.
+   */
+  readonly restartCount: number;
 };
 
 export type OwnerRef = { readonly kind: string; readonly name: string; readonly uid: string };

@@ -165,6 +165,7 @@ function termination(raw: unknown, keepMessages: boolean): Termination | undefin
     exitCode,
     reason: typeof reason === "string" ? reason : undefined,
     message: typeof message === "string" ? message : undefined,
+    finishedAtMs: timestampMs(field(t, "finishedAt")),
   };
 }
 
@@ -192,10 +193,15 @@ function initContainers(statuses: unknown, schema: FactsSchema): readonly InitCo
       name,
       state: containerState(field(status, "state"), schema.keepMessages),
       lastTermination: termination(field(asObject(field(status, "lastState")), "terminated"), schema.keepMessages),
+      restartCount: restartCount(field(status, "restartCount")),
     });
   }
   return out.length === 0 ? EMPTY_INITS : out;
 }
+
+/** A usable restart count, 0 otherwise (the first run). */
+const restartCount = (value: unknown): number =>
+  typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 
 /** A timestamp as client-node (Date) or watch JSON (RFC 3339 string) carries it, in epoch ms. */
 function timestampMs(value: unknown): number | undefined {
@@ -260,7 +266,13 @@ const sameRecord = (a: Readonly<Record<string, string>>, b: Readonly<Record<stri
 
 const sameTermination = (a: Termination | undefined, b: Termination | undefined): boolean =>
   a === b ||
-  (a !== undefined && b !== undefined && a.exitCode === b.exitCode && a.reason === b.reason && a.message === b.message);
+  (a !== undefined &&
+    b !== undefined &&
+    a.exitCode === b.exitCode &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    // A new failure with the same code is news: Istio's fallback reads when the validator failed last.
+    a.finishedAtMs === b.finishedAtMs);
 
 const sameState = (a: ContainerState, b: ContainerState): boolean =>
   typeof a === "string" || typeof b === "string" ? a === b : sameTermination(a, b);
@@ -273,6 +285,7 @@ const sameInits = (a: readonly InitContainerFacts[], b: readonly InitContainerFa
       return (
         y !== undefined &&
         x.name === y.name &&
+        x.restartCount === y.restartCount &&
         sameState(x.state, y.state) &&
         sameTermination(x.lastTermination, y.lastTermination)
       );

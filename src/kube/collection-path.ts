@@ -6,8 +6,21 @@
 // same tokens are right.
 import type { Scope } from "../config/selectors.js";
 
-/** The collections the controller reads: pods are namespaced, namespaces and nodes are not. */
-export type Collection = "pods" | "namespaces" | "nodes";
+/**
+ * The collections the controller reads: pods, configmaps and daemonsets are namespaced (Istio's repair settings are
+ * read from one namespace), namespaces and nodes are not.
+ */
+export type Collection = "pods" | "namespaces" | "nodes" | "configmaps" | "daemonsets";
+
+/** Where each collection lives: core (v1) or its API group. */
+const API_ROOT: Record<Collection, string> = {
+  pods: "/api/v1",
+  namespaces: "/api/v1",
+  nodes: "/api/v1",
+  configmaps: "/api/v1",
+  daemonsets: "/apis/apps/v1",
+};
+const NAMESPACED: ReadonlySet<Collection> = new Set(["pods", "configmaps", "daemonsets"]);
 
 export type CollectionRequest = {
   readonly path: string;
@@ -15,10 +28,11 @@ export type CollectionRequest = {
 };
 
 export function collectionRequest(collection: Collection, scope: Scope): CollectionRequest {
+  const root = API_ROOT[collection];
   const path =
-    collection === "pods" && scope.namespace !== undefined
-      ? `/api/v1/namespaces/${encodeURIComponent(scope.namespace)}/pods`
-      : `/api/v1/${collection}`;
+    NAMESPACED.has(collection) && scope.namespace !== undefined
+      ? `${root}/namespaces/${encodeURIComponent(scope.namespace)}/${collection}`
+      : `${root}/${collection}`;
   return {
     path,
     query: {

@@ -2,6 +2,8 @@
 
 import { type Counter, collectDefaultMetrics, type Gauge, type Histogram, type Registry } from "prom-client";
 import { HOLD_REASONS, type HoldReason } from "../safety/hold-reasons.js";
+import { ISTIO_REPAIR_MODES, type IstioRepairMode } from "../safety/istio-repair-settings.js";
+import { FALLBACK_BASES, type FallbackBasis } from "../safety/mesh-repair-guard.js";
 import { metricFactory } from "./metric-factory.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 
@@ -86,6 +88,10 @@ export type Metrics = {
   readonly stormBreakerOpen: LabelledGauge<{ scope: "node" | "cluster" }>;
   /** cni_repair_cni_agent_pods: CNI agent pods seen, by rule and readiness. */
   readonly cniAgentPods: LabelledGauge<{ rule: string; ready: "true" | "false" }>;
+  /** cni_repair_istio_repair_mode: what Istio's own repair does, as read from its settings (1 for the mode in force). */
+  readonly istioRepairMode: LabelledGauge<{ mode: IstioRepairMode }>;
+  /** cni_repair_mesh_fallback_deletions_total: pods deleted because Istio's in-place repair evidently failed. */
+  readonly meshFallbackDeletions: LabelledCounter<{ basis: FallbackBasis }>;
   /** cni_repair_leader: 1 while this replica holds the Lease (or runs without election). */
   readonly leader: Gauge<never>;
   /** cni_repair_build_info, always 1. */
@@ -161,6 +167,16 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "CNI agent pods seen by the readiness gate, by rule and whether they are Ready.",
     ["rule", "ready"],
   );
+  const istioRepairMode = gauge(
+    "cni_repair_istio_repair_mode",
+    "What Istio's own repair does with broken pods, as read from its istio-cni-config (1 for the mode in force; all 0 with --istio-repair=ignore or without the istio preset).",
+    ["mode"],
+  );
+  const meshFallbackDeletions = counter(
+    "cni_repair_mesh_fallback_deletions_total",
+    "Pods deleted as Istio's fallback: its in-place repair evidently did not fix them, by the evidence.",
+    ["basis"],
+  );
   const leader = gauge(
     "cni_repair_leader",
     "1 while this replica is the active one (holds the Lease, or runs without election).",
@@ -194,6 +210,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   for (const rule of opts.ruleNames) {
     for (const ready of ["true", "false"] as const) cniAgentPods.set({ rule, ready }, 0);
   }
+  for (const mode of ISTIO_REPAIR_MODES) istioRepairMode.set({ mode }, 0);
+  for (const basis of FALLBACK_BASES) meshFallbackDeletions.inc({ basis }, 0);
   leader.set(0);
 
   // prom-client samples event-loop delay every 10 ms by default: ~100 wakeups and 6-8 ms of CPU per second
@@ -221,6 +239,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     holdsTotal,
     stormBreakerOpen,
     cniAgentPods,
+    istioRepairMode,
+    meshFallbackDeletions,
     leader,
     buildInfo,
     controllerRuntime: createStandardMetrics(registry, opts.controllerName ?? "cni-repair"),

@@ -6,7 +6,9 @@ import { type PodFacts, podKey } from "../detect/facts.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import type { CniAgents, ReadyBasis } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
+import type { IstioRepairState } from "./istio-repair-settings.js";
 import { LoopBackoff } from "./loop-backoff.js";
+import { meshRepairCheck } from "./mesh-repair-guard.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "./storm-breaker.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -23,6 +25,8 @@ export type GuardOptions = {
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number; readonly windowMs?: number };
   /** The node-agent gates (CNI agent, ztunnel) each rule's deletions wait for; none when the gate is off. */
   readonly nodeAgentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  /** Istio's own repair, for the rule it applies to (istio); absent with --istio-repair=ignore. */
+  readonly istioRepair?: IstioRepairGuard;
   /** A storm breaker opened or closed (from a cache change, a delete, or the window passing). */
   readonly onStormTransition?: (transition: StormTransition) => void;
   /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
@@ -54,6 +58,13 @@ export type NodeAgentGate = {
   readonly minReadyMs: number;
 };
 
+/** Which rule's pods Istio's own repair covers, its validator, and what is known of Istio's settings now. */
+export type IstioRepairGuard = {
+  readonly rule: string;
+  readonly validator: string;
+  readonly state: () => IstioRepairState;
+};
+
 /** How long after its CNI agent turned Ready (beyond --cni-agent-min-ready) a pod's breakage is still its fault. */
 const EXPLAINED_AFTER_READY_MS = 60_000;
 
@@ -67,6 +78,7 @@ export class SafetyGuards {
   readonly #inflight: InflightDeletions;
   readonly #loop: LoopBackoff;
   readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
+  readonly #istioRepair: IstioRepairGuard | undefined;
   readonly #onTurnMoved: GuardOptions["onTurnMoved"];
   readonly #onStormTransition: GuardOptions["onStormTransition"];
   readonly #readyBasis: ReadyBasis;
@@ -87,6 +99,7 @@ export class SafetyGuards {
     this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
     this.storm = new StormBreaker({ ...options.storm, clock: this.#clock });
     this.#nodeAgentGates = options.nodeAgentGates;
+    this.#istioRepair = options.istioRepair;
     this.#onTurnMoved = options.onTurnMoved;
     this.#onStormTransition = options.onStormTransition;
     this.#readyBasis = options.readyBasis ?? "observed";
@@ -107,7 +120,10 @@ export class SafetyGuards {
     const stormScope = this.storm.openFor(facts);
     const agent = this.#agentCheck(facts, ruleName);
     const inflight = this.#inflight.blockedBy(facts);
+    const mesh = this.#meshRepair(facts, ruleName);
     return {
+      ...(mesh?.kind === "hold" && { meshRepair: mesh }),
+      ...(mesh?.kind === "fallback" && { meshFallback: { basis: mesh.basis, detail: mesh.detail } }),
       ...(loop && {
         loop: {
           waitMs: loop.waitMs,
@@ -253,6 +269,26 @@ export class SafetyGuards {
   #storm(transitions: readonly StormTransition[]): readonly StormTransition[] {
     for (const transition of transitions) this.#onStormTransition?.(transition);
     return transitions;
+  }
+
+  /**
+   * Istio's own repair of this pod, if its rule is Istio's. The agent's Ready time is the kubelet's ("claimed"), the
+   * clock the validator's finish time is on; the gate itself (observed) still holds a pod until then.
+   */
+  #meshRepair(facts: PodFacts, ruleName: string): ReturnType<typeof meshRepairCheck> {
+    const istio = this.#istioRepair;
+    if (istio === undefined || istio.rule !== ruleName) return undefined;
+    const now = this.#clock.now();
+    const gate = this.#nodeAgentGates.get(ruleName)?.find((g) => g.reason === "cni_agent_not_ready");
+    const readyForMs = gate?.agents.readyForMs(facts.nodeName ?? "", now, "claimed");
+    return meshRepairCheck({
+      istio: istio.state(),
+      facts,
+      validator: istio.validator,
+      agentReadySinceMs: readyForMs === undefined ? undefined : now - readyForMs,
+      minReadyMs: gate?.minReadyMs ?? 0,
+      nowMs: now,
+    });
   }
 
   /** The first node-agent gate of the rule that objects, if any. */

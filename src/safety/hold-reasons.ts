@@ -11,5 +11,8 @@ export const HOLD_REASONS = [
   "bare_pod",
   "static_pod",
   "terminal",
+  // Istio's own repair (its istio-cni-config): it repairs this pod in place, or deletes/labels broken pods itself.
+  "mesh_repair_pending",
+  "mesh_repair_active",
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];

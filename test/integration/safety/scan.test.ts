@@ -104,6 +104,7 @@ describe("cni-repair scan", () => {
       reason: "istio-validation exited 126 (lastState)",
       action: "delete",
       hold: null,
+      fallback: null,
       skip: null,
       result: null,
     });

@@ -20,6 +20,7 @@ const record = (overrides: Partial<ScanRecord>): ScanRecord => ({
   action: "delete",
   hold: null,
   skip: null,
+  fallback: null,
   result: null,
   ...overrides,
 });
@@ -65,5 +66,21 @@ describe("scan output", () => {
     const text = renderScan({ scope: everywhere, counts: scanCounts(1, [refused]), pods: [refused] }, "table");
     expect(text.split("\n")[0]).to.match(/RESULT$/);
     expect(text).to.include("delete fail 403 (forbidden)");
+  });
+
+  it("says what it read of Istio's repair, and a delete that is Istio's fallback", () => {
+    const fallback =
+      "Istio's in-place repair did not fix it: the validator failed again at T, the CNI agent Ready since T0";
+    const out = renderScan(
+      {
+        scope: everywhere,
+        counts: scanCounts(1, [record({ fallback })]),
+        pods: [record({ fallback })],
+        istioRepair: "in_place (ConfigMap istio-system/istio-cni-config: …)",
+      },
+      "table",
+    );
+    expect(out.split("\n")[0]).to.equal("Istio's repair: in_place (ConfigMap istio-system/istio-cni-config: …).");
+    expect(out).to.include(`delete (Istio's fallback: ${fallback})`);
   });
 });

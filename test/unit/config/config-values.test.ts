@@ -213,6 +213,7 @@ const cases: readonly Case[] = [
   { flag: "cni-agent-min-ready", text: "0s", read: (c) => c.cniAgentGate?.minReadyMs, want: 0 },
   { flag: "cni-agent-selector", text: "app=cni,tier", read: (c) => c.cniAgentGate?.selector, want: "app=cni,tier" },
   { flag: "cni-agent-namespace", text: "istio-system", read: (c) => c.cniAgentGate?.namespace, want: "istio-system" },
+  { flag: "istio-repair", text: "ignore", read: (c) => c.istioRepair, want: undefined },
   { flag: "loop-backoff", text: "10s", read: (c) => c.loopBackoff.baseMs, want: 10_000 },
   { flag: "loop-backoff-max", text: "1h", read: (c) => c.loopBackoff.maxMs, want: 3_600_000 },
   { flag: "max-broken-fraction", text: "0.25", read: (c) => c.storm.maxBrokenFraction, want: 0.25 },
@@ -290,6 +291,7 @@ describe("config/parseConfig values", () => {
         inflightPerNamespace: 20,
       },
       cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespace: undefined },
+      istioRepair: { namespace: "istio-system" },
       startupTaint: undefined,
       loopBackoff: { baseMs: 60_000, maxMs: 1_800_000 },
       storm: { maxBrokenFraction: 0.5, minBroken: 5, windowMs: 120_000 },
@@ -303,6 +305,15 @@ describe("config/parseConfig values", () => {
       scan: { output: "table", repair: false },
       admissionPolicies: [],
     });
+  });
+
+  it("reads Istio's repair settings in the CNI agent's namespace, only for the istio rule", () => {
+    expect(parseConfig(["--cni-agent-namespace=kube-system"], {}).config.istioRepair).to.deep.equal({
+      namespace: "kube-system",
+    });
+    expect(parseConfig(["--preset=linkerd"], {}).config.istioRepair).to.equal(undefined);
+    expect(parseConfig([], { CNI_REPAIR_ISTIO_REPAIR: "ignore" }).config.istioRepair).to.equal(undefined);
+    expect(() => parseConfig(["--istio-repair=off"], {})).to.throw(/--istio-repair/);
   });
 
   it("turns the CNI agent gate and leader election off", () => {

@@ -90,7 +90,8 @@ describe("detect: istio-ambient", () => {
         {
           name: "istio-validation",
           state: "waiting",
-          lastTermination: { exitCode: 126, reason: "Error", message: undefined },
+          lastTermination: { exitCode: 126, reason: "Error", message: undefined, finishedAtMs: undefined },
+          restartCount: 1,
         },
       ],
     });

@@ -50,12 +50,17 @@ const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const plain = { noNullPrototype: true } as const;
 
 const termination: fc.Arbitrary<Termination> = fc.record(
-  { exitCode, reason: fc.constantFrom(undefined, "Error", "Completed"), message },
+  {
+    exitCode,
+    reason: fc.constantFrom(undefined, "Error", "Completed"),
+    message,
+    finishedAtMs: opt(fc.integer({ min: 0, max: 2_000_000_000_000 })),
+  },
   plain,
 );
 const state: fc.Arbitrary<ContainerState> = fc.oneof(termination, fc.constantFrom("running", "waiting", "unknown"));
 const initFacts: fc.Arbitrary<InitContainerFacts> = fc.record(
-  { name: containerName, state, lastTermination: opt(termination) },
+  { name: containerName, state, lastTermination: opt(termination), restartCount: fc.nat(10) },
   plain,
 );
 const owner: fc.Arbitrary<OwnerRef> = fc.record(
@@ -202,7 +207,7 @@ const rawTerminationOf = (t: Termination) => ({
   reason: t.reason,
   message: t.message,
   startedAt: "2025-03-04T10:16:40Z",
-  finishedAt: "2025-03-04T10:16:45Z",
+  ...(t.finishedAtMs !== undefined && { finishedAt: new Date(t.finishedAtMs).toISOString() }),
 });
 
 const rawStateOf = (s: ContainerState) =>
@@ -229,7 +234,7 @@ export const rawPodFrom = (f: PodFacts) => ({
     initContainerStatuses: f.initContainers.map((c) => ({
       name: c.name,
       ready: false,
-      restartCount: 1,
+      restartCount: c.restartCount,
       state: rawStateOf(c.state),
       lastState: c.lastTermination === undefined ? {} : { terminated: rawTerminationOf(c.lastTermination) },
     })),

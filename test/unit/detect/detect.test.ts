@@ -81,7 +81,9 @@ function presetCases(
     },
     {
       name: "exit 0 even with reason not Completed",
-      facts: marked([init(c, { exitCode: 0, reason: undefined, message: undefined }, exited(code))]),
+      facts: marked([
+        init(c, { exitCode: 0, reason: undefined, message: undefined, finishedAtMs: undefined }, exited(code)),
+      ]),
       expected: NOT_BROKEN,
     },
     {

@@ -3,16 +3,23 @@
 import type { ContainerState, InitContainerFacts, PodFacts, Termination } from "../../../src/detect/facts.js";
 
 /** A termination as the kubelet reports it: exit 0 is "Completed", anything else "Error". */
-export const exited = (exitCode: number, message?: string): Termination => ({
+export const exited = (exitCode: number, message?: string, finishedAtMs?: number): Termination => ({
   exitCode,
   reason: exitCode === 0 ? "Completed" : "Error",
   message,
+  finishedAtMs,
 });
 
-export const init = (name: string, state: ContainerState, lastTermination?: Termination): InitContainerFacts => ({
+export const init = (
+  name: string,
+  state: ContainerState,
+  lastTermination?: Termination,
+  restartCount = 0,
+): InitContainerFacts => ({
   name,
   state,
   lastTermination,
+  restartCount,
 });
 
 export function podFacts(overrides: Partial<PodFacts> = {}): PodFacts {

@@ -135,7 +135,12 @@ describe("detection properties", () => {
           labels: { ...extra.labels, ...facts.labels },
           annotations: { ...extra.annotations, ...facts.annotations },
           initContainers: [
-            ...extra.initStatuses.map((s) => ({ name: s.name, state: "waiting" as const, lastTermination: undefined })),
+            ...extra.initStatuses.map((s) => ({
+              name: s.name,
+              state: "waiting" as const,
+              lastTermination: undefined,
+              restartCount: 0,
+            })),
             ...facts.initContainers,
           ],
         };

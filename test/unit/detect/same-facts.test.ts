@@ -39,6 +39,8 @@ describe("sameFacts", () => {
     ["init state terminated", { initContainers: [init("istio-validation", exited(126, "m"), exited(126, "m"))] }],
     ["init last exit code", { initContainers: [init("istio-validation", "waiting", exited(1, "m"))] }],
     ["init last message", { initContainers: [init("istio-validation", "waiting", exited(126, "n"))] }],
+    ["init last finishedAt", { initContainers: [init("istio-validation", "waiting", exited(126, "m", 1_000))] }],
+    ["init restartCount", { initContainers: [init("istio-validation", "waiting", exited(126, "m"), 1)] }],
     ["init last removed", { initContainers: [init("istio-validation", "waiting")] }],
     ["init name", { initContainers: [init("linkerd-network-validator", "waiting", exited(126, "m"))] }],
     ["init added", { initContainers: [...base.initContainers, init("x", "waiting")] }],

@@ -36,7 +36,13 @@ const expectedFacts: PodFacts = {
     {
       name: "istio-validation",
       state: "waiting",
-      lastTermination: { exitCode: 126, reason: "Error", message: undefined },
+      lastTermination: {
+        exitCode: 126,
+        reason: "Error",
+        message: undefined,
+        finishedAtMs: Date.parse("2025-03-04T10:16:45Z"),
+      },
+      restartCount: 4,
     },
   ],
 };
@@ -187,16 +193,40 @@ describe("toPodFacts", () => {
       return facts?.initContainers;
     };
     const t126 = { exitCode: 126, reason: "Error", message: "not redirected" };
+    // As kept: finishedAt is absent from t126, so it reads as undefined.
+    const t126f = { ...t126, finishedAtMs: undefined };
     const cases: [string, unknown, unknown][] = [
       [
         "terminated now (restartPolicy Never)",
         { name: "istio-validation", state: { terminated: t126 } },
-        [{ name: "istio-validation", state: t126, lastTermination: undefined }],
+        [{ name: "istio-validation", state: t126f, lastTermination: undefined, restartCount: 0 }],
       ],
       [
         "running with a lastState",
         { name: "istio-validation", state: { running: { startedAt: "x" } }, lastState: { terminated: t126 } },
-        [{ name: "istio-validation", state: "running", lastTermination: t126 }],
+        [{ name: "istio-validation", state: "running", lastTermination: t126f, restartCount: 0 }],
+      ],
+      [
+        "finishedAt and restartCount are kept; a bad restartCount reads as 0",
+        {
+          name: "istio-validation",
+          state: { terminated: { ...t126, finishedAt: "2025-03-04T10:17:01Z" } },
+          lastState: { terminated: { ...t126, finishedAt: "not a time" } },
+          restartCount: 2,
+        },
+        [
+          {
+            name: "istio-validation",
+            state: { ...t126, finishedAtMs: Date.parse("2025-03-04T10:17:01Z") },
+            lastTermination: t126f,
+            restartCount: 2,
+          },
+        ],
+      ],
+      [
+        "a negative or fractional restartCount reads as 0",
+        { name: "istio-validation", state: { waiting: {} }, restartCount: -1.5 },
+        [{ name: "istio-validation", state: "waiting", lastTermination: undefined, restartCount: 0 }],
       ],
       [
         "terminated wins over other keys",
@@ -204,8 +234,9 @@ describe("toPodFacts", () => {
         [
           {
             name: "istio-validation",
-            state: { exitCode: 0, reason: "Completed", message: undefined },
+            state: { exitCode: 0, reason: "Completed", message: undefined, finishedAtMs: undefined },
             lastTermination: undefined,
+            restartCount: 0,
           },
         ],
       ],
@@ -216,7 +247,7 @@ describe("toPodFacts", () => {
           state: { terminated: { exitCode: 126.5 } },
           lastState: { terminated: { exitCode: "126" } },
         },
-        [{ name: "istio-validation", state: "unknown", lastTermination: undefined }],
+        [{ name: "istio-validation", state: "unknown", lastTermination: undefined, restartCount: 0 }],
       ],
       [
         "wrong-typed state, reason and message",
@@ -229,7 +260,8 @@ describe("toPodFacts", () => {
           {
             name: "istio-validation",
             state: "unknown",
-            lastTermination: { exitCode: 126, reason: undefined, message: undefined },
+            lastTermination: { exitCode: 126, reason: undefined, message: undefined, finishedAtMs: undefined },
+            restartCount: 0,
           },
         ],
       ],

@@ -18,6 +18,20 @@ describe("collectionRequest", () => {
     ],
     // Namespaces are not namespaced: a scope's namespace never turns into a path there.
     ["namespaces", { namespace: "shop" }, { path: "/api/v1/namespaces", query: {} }],
+    // Istio's repair settings: one object by name in one namespace, core and apps/v1.
+    [
+      "configmaps",
+      { namespace: "istio-system", fieldSelector: "metadata.name=istio-cni-config" },
+      {
+        path: "/api/v1/namespaces/istio-system/configmaps",
+        query: { fieldSelector: "metadata.name=istio-cni-config" },
+      },
+    ],
+    [
+      "daemonsets",
+      { namespace: "istio-system" },
+      { path: "/apis/apps/v1/namespaces/istio-system/daemonsets", query: {} },
+    ],
   ];
   for (const [collection, scope, want] of cases) {
     it(`${collection} in ${JSON.stringify(scope)} → ${want.path} ${JSON.stringify(want.query)}`, () => {

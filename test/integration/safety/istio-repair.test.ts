@@ -1,0 +1,219 @@
+// Beside Istio's own repair, against the real API server: the istio-cni-config ConfigMap (or the istio-cni-node
+// DaemonSet's env) decides whether the istio rule deletes, holds a pod Istio can still fix in place, deletes it as
+// Istio's fallback once the validator failed again late enough, or leaves it to an Istio that deletes or labels
+// itself. Each change of the settings is picked up by the running controller. The audit log is the ground truth.
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { AppsV1Api, type CoreV1Api, EventsV1Api, type V1ContainerStatus } from "@kubernetes/client-node";
+import { expect } from "chai";
+import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
+import { controllerDeletes } from "../../harness/audit-log.js";
+import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
+import { createCniAgent } from "../../harness/cni-agents.js";
+import { writePodStatus } from "../../harness/pod-fixtures.js";
+import { controlPlane } from "../../harness/shared-control-plane.js";
+import { waitFor } from "../../harness/wait.js";
+import { controllerTest } from "../controller/start.js";
+
+const NODE = "istio-node";
+const MIN_READY_MS = 1_000;
+
+describe("beside Istio's repair (istio-cni-config)", function () {
+  this.timeout(120_000);
+  const t = controllerTest();
+  let api: CoreV1Api;
+  let namespace: string;
+
+  beforeEach(() => {
+    ({ api, namespace } = t);
+  });
+
+  const deleted = () =>
+    controllerDeletes(controlPlane().auditLogPath, namespace)
+      .filter((e) => e.responseStatus?.code === 200)
+      .map((e) => e.objectRef?.name ?? "");
+
+  /** Istio's ConfigMap, as its chart writes it in the agent's namespace (here: the test's). */
+  const writeConfigMap = async (data: Record<string, string>) => {
+    const body = { metadata: { name: "istio-cni-config", namespace }, data };
+    try {
+      await api.replaceNamespacedConfigMap({ name: "istio-cni-config", namespace, body });
+    } catch {
+      await api.createNamespacedConfigMap({ namespace, body });
+    }
+  };
+
+  /** The validator's status as the kubelet writes it after a failed run: crash loop, this run's finish time. */
+  const validatorFailed = (finishedAt: Date, restartCount: number): V1ContainerStatus => ({
+    name: "istio-validation",
+    image: "registry.invalid/validator:1",
+    imageID: "",
+    ready: false,
+    restartCount,
+    state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
+    lastState: { terminated: { exitCode: 126, reason: "Error", startedAt: finishedAt, finishedAt } },
+  });
+  const failAt = async (name: string, finishedAt: Date, restartCount: number) =>
+    await writePodStatus(
+      api,
+      { namespace, name },
+      { phase: "Pending", initContainerStatuses: [validatorFailed(finishedAt, restartCount)] },
+    );
+
+  /** A pod broken before the agent turned Ready: Istio's repair gets its chance when the agent is up. */
+  const brokenBeforeAgent = async (name: string, agentReadyAt: number) => {
+    await createPodInState(api, { namespace, name, nodeName: NODE });
+    await failAt(name, new Date(agentReadyAt - 5_000), 2);
+  };
+
+  const start = async () =>
+    await t.start([
+      "--cni-agent-gate=on",
+      `--cni-agent-min-ready=${MIN_READY_MS}ms`,
+      `--cni-agent-namespace=${namespace}`,
+    ]);
+
+  const held = (reason: string) => t.metric("cni_repair_pods_held", { reason });
+
+  it("repairPods=true: holds a pod Istio can still fix, deletes it once the validator failed again late enough; a Never pod at once", async () => {
+    await writeConfigMap({ REPAIR_ENABLED: "true", REPAIR_REPAIR_PODS: "true" });
+    const agentReadyAt = Date.now();
+    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await brokenBeforeAgent("fixable", agentReadyAt);
+    await createPodInState(
+      api,
+      { namespace, name: "one-shot", nodeName: NODE, restartPolicy: "Never" },
+      { validator: { kind: "failed", exitCode: 126 } },
+    );
+    await start();
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "in_place" })).to.equal(1);
+
+    await waitFor("the Never pod deleted", () => deleted().includes("one-shot"));
+    await waitFor("the fixable pod held for Istio", async () => (await held("mesh_repair_pending")) === 1);
+
+    // A failure that finished before the agent had been Ready for min-ready + the grace does not count either.
+    const repairedBy = agentReadyAt + MIN_READY_MS + ISTIO_REPAIR_GRACE_MS;
+    await failAt("fixable", new Date(agentReadyAt + MIN_READY_MS), 3);
+    while (Date.now() <= repairedBy + 1_000) {
+      expect(deleted(), "nothing but the Never pod deleted while Istio can fix it").to.deep.equal(["one-shot"]);
+      await sleep(250);
+    }
+    expect(await held("mesh_repair_pending")).to.equal(1);
+
+    // The validator fails again, now after the agent was Ready long enough: Istio's fix did not work.
+    // The kubelet writes whole seconds.
+    const again = new Date(Math.floor(Date.now() / 1000) * 1000);
+    await failAt("fixable", again, 4);
+    const startedWaiting = Date.now();
+    await waitFor("the fallback delete", () => deleted().includes("fixable"));
+    console.log(`      fallback delete ${Date.now() - startedWaiting} ms after the repeated failure was written`);
+    expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(1);
+    expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "never_restarts" })).to.equal(1);
+    expect(await held("mesh_repair_pending")).to.equal(0);
+    const notes = await waitFor("the fallback Event", async () => {
+      const events = await eventNotes(namespace, "fixable");
+      return events.some((note) => note.includes("Istio's fallback")) && events;
+    });
+    const fallback = notes.find((note) => note.includes("Istio's fallback")) ?? "";
+    expect(fallback).to.include(`the validator failed again at ${again.toISOString()}`);
+    expect(fallback).to.include(
+      `the CNI agent Ready since ${new Date(Math.floor(agentReadyAt / 1000) * 1000).toISOString()}`,
+    );
+    expect(await repairEvents(controlPlane(), namespace)).to.include("fixable:BrokenPodHeld");
+  });
+
+  it("a settings change applies within seconds, no restart: in place → Istio deletes (held) → repair off (deleted)", async () => {
+    await writeConfigMap({ REPAIR_REPAIR_PODS: "true" });
+    const agentReadyAt = Date.now();
+    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await brokenBeforeAgent("waits", agentReadyAt);
+    await start();
+    await waitFor("held for Istio's in-place repair", async () => (await held("mesh_repair_pending")) === 1);
+
+    let changed = Date.now();
+    await writeConfigMap({ REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" });
+    await waitFor("held while Istio deletes itself", async () => (await held("mesh_repair_active")) === 1, {
+      timeoutMs: 5_000,
+    });
+    console.log(`      deletePods picked up in ${Date.now() - changed} ms`);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "delete" })).to.equal(1);
+    expect(await held("mesh_repair_pending")).to.equal(0);
+    expect(t.controller.output()).to.include("Istio deletes broken pods itself");
+    await sleep(1_000);
+    expect(deleted()).to.deep.equal([]);
+
+    changed = Date.now();
+    await writeConfigMap({ REPAIR_ENABLED: "false", REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" });
+    await waitFor("deleted once Istio's repair is off", () => deleted().includes("waits"), { timeoutMs: 5_000 });
+    console.log(`      REPAIR_ENABLED=false picked up and acted on in ${Date.now() - changed} ms`);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "off" })).to.equal(1);
+    expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(0);
+  });
+
+  it("no ConfigMap: says Istio repair is not detected, and deletes as before", async () => {
+    await createCniAgent(api, {
+      namespace,
+      mesh: "istio",
+      nodeName: NODE,
+      readySince: new Date(Date.now() - 3_600_000),
+    });
+    await createPodInState(api, { namespace, name: "plain", nodeName: NODE });
+    await start();
+    await waitFor("the delete", () => deleted().includes("plain"));
+    expect(t.controller.logsWith("Istio repair not detected: the istio rule acts on its own")).to.have.length(1);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "off" })).to.equal(1);
+  });
+
+  it("an older chart's DaemonSet env (labelPods) holds the pods; --istio-repair=ignore deletes them", async () => {
+    await createCniAgent(api, {
+      namespace,
+      mesh: "istio",
+      nodeName: NODE,
+      readySince: new Date(Date.now() - 3_600_000),
+    });
+    await controlPlane()
+      .kubeConfig()
+      .makeApiClient(AppsV1Api)
+      .createNamespacedDaemonSet({
+        namespace,
+        body: {
+          metadata: { name: "istio-cni-node", namespace },
+          spec: {
+            selector: { matchLabels: { "k8s-app": "istio-cni-node" } },
+            template: {
+              metadata: { labels: { "k8s-app": "istio-cni-node" } },
+              spec: {
+                containers: [
+                  {
+                    name: "install-cni",
+                    image: "registry.invalid/install-cni:1",
+                    env: [
+                      { name: "REPAIR_REPAIR_PODS", value: "false" },
+                      { name: "REPAIR_LABEL_PODS", value: "true" },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      });
+    await createPodInState(api, { namespace, name: "labelled-by-istio", nodeName: NODE });
+    await start();
+    await waitFor("held while Istio labels it", async () => (await held("mesh_repair_active")) === 1);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "label" })).to.equal(1);
+    await sleep(1_000);
+    expect(deleted()).to.deep.equal([]);
+    expect(await t.controller.stop()).to.equal(0);
+
+    await t.start(["--istio-repair=ignore", "--cni-agent-gate=on", `--cni-agent-namespace=${namespace}`]);
+    await waitFor("deleted with --istio-repair=ignore", () => deleted().includes("labelled-by-istio"));
+  });
+});
+
+/** The notes of the Events about one pod. */
+async function eventNotes(namespace: string, pod: string): Promise<string[]> {
+  const events = controlPlane().kubeConfig().makeApiClient(EventsV1Api);
+  const list = await events.listNamespacedEvent({ namespace });
+  return list.items.filter((event) => event.regarding?.name === pod).map((event) => event.note ?? "");
+}
