@@ -176,12 +176,13 @@ export class IstioRepairWatch implements RunningCache {
 
   #read(): { state: IstioRepairState; warnings: readonly string[] } {
     const [configMap, daemonSet] = this.#sources as [Source, Source];
+    // Once every source has answered: a refusal is then said once, naming all that was refused.
+    if (!this.synced) return { state: { kind: "unknown", why: "not read yet" }, warnings: [] };
     const forbidden = this.#sources.filter((s) => s.forbidden !== undefined);
     if (forbidden.length > 0) {
       const why = `cannot read ${forbidden.map((s) => `${s.what}: ${s.forbidden}`).join("; ")}`;
       return { state: { kind: "unknown", why }, warnings: [] };
     }
-    if (!this.synced) return { state: { kind: "unknown", why: "not read yet" }, warnings: [] };
     const fromMap = configMap.reflector.store.get(ISTIO_CNI_CONFIGMAP);
     const fromEnv = daemonSet.reflector.store.get(ISTIO_CNI_DAEMONSET);
     // The agent sees both: the chart loads the ConfigMap with envFrom, and an explicit env entry wins over it.

@@ -70,6 +70,17 @@ export function requiredPermissions(opts: RequiredPermissionsOptions): Permissio
   return needed;
 }
 
+/**
+ * What reading Istio's repair settings needs: its two objects, by name, in the CNI agent's namespace. Optional: when
+ * refused, the controller holds istio pods as if Istio repaired them in place (the safe side), it does not stop.
+ */
+export function istioRepairPermissions(namespace: string): Permission[] {
+  return ["get", "list", "watch"].flatMap((verb) => [
+    { verb, group: "", resource: "configmaps", namespace, name: "istio-cni-config" },
+    { verb, group: "apps", resource: "daemonsets", namespace, name: "istio-cni-node" },
+  ]);
+}
+
 /** The permissions the API server denies us, asked all at once with SelfSubjectAccessReviews. */
 export async function missingPermissions(
   transport: Pick<KubeTransport, "request">,

@@ -5,7 +5,7 @@ import type { V1ResourceAttributes } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { baselinePermissions, effectivePermissions, isAllowed, serviceAccountIdentity } from "./access-review.js";
 import type { ControlPlane } from "./control-plane.js";
-import { INSTALL, type Overlay } from "./overlays.js";
+import { INSTALL, ISTIO_NAMESPACE, type Overlay } from "./overlays.js";
 
 const WATCH = [
   "get core/pods",
@@ -28,6 +28,11 @@ const readPolicies = (...names: string[]) =>
     names.map((name) => `get admissionregistration.k8s.io/${resource} ${name}`),
   );
 const MESHED_PODS = readPolicies("cni-repair-meshed-pods");
+/** The istio preset reads Istio's repair settings: two objects by name, in Istio's namespace only. */
+const ISTIO_REPAIR = ["get", "list", "watch"].flatMap((verb) => [
+  `${verb} core/configmaps istio-cni-config`,
+  `${verb} apps/daemonsets istio-cni-node`,
+]);
 
 /** The per-mode table of the docs: in every namespace, and in the controller's own namespace on top. */
 export const GRANTS: Record<Overlay, { everywhere: string[]; ownNamespace: string[] }> = {
@@ -110,6 +115,7 @@ export async function expectExactGrants(plane: ControlPlane, token: string, mode
   for (const [namespace, grants] of [
     [INSTALL.namespace, [...GRANTS[mode].everywhere, ...GRANTS[mode].ownNamespace]],
     ["some-app", GRANTS[mode].everywhere],
+    [ISTIO_NAMESPACE, [...GRANTS[mode].everywhere, ...ISTIO_REPAIR]],
   ] as const) {
     const baseline = await baselinePermissions(plane, namespace);
     const effective = await effectivePermissions(plane, token, namespace);

@@ -235,4 +235,6 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
     }
   }
   expect(await forbidden(running)).to.deep.equal([]);
+  // Istio's repair settings were read (by name, through the Role in Istio's namespace), not refused: none there.
+  expect(await running.metric("cni_repair_istio_repair_mode", { mode: "off" })).to.equal(1);
 }

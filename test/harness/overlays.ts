@@ -25,6 +25,8 @@ export type Overlay = (typeof OVERLAYS)[number];
 
 /** Where every overlay installs the controller, and the identity it runs as. */
 export const INSTALL = { namespace: "cni-repair", serviceAccount: "cni-repair" } as const;
+/** The CNI agent's namespace the istio preset assumes (Istio's repair settings are read there). */
+export const ISTIO_NAMESPACE = "istio-system";
 /** The label the base puts on every object: what an uninstall selects. */
 const PART_OF = "app.kubernetes.io/part-of=cni-repair";
 
@@ -117,8 +119,11 @@ function nodeFlagsOf(command: readonly string[] | undefined): string[] {
   return flags;
 }
 
-/** Permissions the rendered RBAC grants the controller's ServiceAccount in its own namespace. */
-export function renderedPermissions(rendered: Rendered): string[] {
+/**
+ * Permissions the rendered RBAC grants the controller's ServiceAccount in a namespace (its own by default): every
+ * ClusterRole bound to it, and the Roles bound in that namespace (Istio's, for its repair settings, is elsewhere).
+ */
+export function renderedPermissions(rendered: Rendered, namespace: string = INSTALL.namespace): string[] {
   const boundToController = (binding: V1RoleBinding | V1ClusterRoleBinding) =>
     (binding.subjects ?? []).some(
       (subject) =>
@@ -130,7 +135,9 @@ export function renderedPermissions(rendered: Rendered): string[] {
   const bindings = [
     ...objectsOfKind<V1RoleBinding>(rendered, "RoleBinding"),
     ...objectsOfKind<V1ClusterRoleBinding>(rendered, "ClusterRoleBinding"),
-  ].filter(boundToController);
+  ]
+    .filter(boundToController)
+    .filter((binding) => binding.kind === "ClusterRoleBinding" || binding.metadata?.namespace === namespace);
   const rules = bindings.flatMap((binding) => {
     const role = roles.find((r) => r.kind === binding.roleRef.kind && r.metadata?.name === binding.roleRef.name);
     if (!role) throw new Error(`${binding.metadata?.name} refers to ${binding.roleRef.name}, which is not rendered`);
@@ -163,6 +170,9 @@ export async function uninstall(plane: ControlPlane): Promise<void> {
     ],
     { plane },
   );
+  await kubectl(["delete", "--namespace", ISTIO_NAMESPACE, "role,rolebinding", "-l", PART_OF, "--ignore-not-found"], {
+    plane,
+  });
   await kubectl(["delete", "--namespace", INSTALL.namespace, "lease", "cni-repair", "--ignore-not-found"], { plane });
 }
 
@@ -176,6 +186,11 @@ export type Installed = {
 
 /** The namespace every overlay installs into, applied once on its own (manifests/namespace), as the docs say. */
 export async function applyNamespace(plane: ControlPlane): Promise<void> {
+  // Istio's namespace, where the istio preset's Role for Istio's repair settings goes: Istio installs it first.
+  await kubectl(["apply", "--server-side", "--field-manager=cni-repair-tests", "-f", "-"], {
+    plane,
+    input: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ISTIO_NAMESPACE}\n`,
+  });
   await kubectl(
     ["apply", "--server-side", "--field-manager=cni-repair-tests", "-k", join(manifestsDir(), "namespace")],
     {

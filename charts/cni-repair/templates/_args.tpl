@@ -46,6 +46,7 @@
   (list "cni-agent-min-ready" $v.cniAgent.minReady)
   (list "cni-agent-selector" $v.cniAgent.selector)
   (list "cni-agent-namespace" $v.cniAgent.namespace)
+  (list "istio-repair" $v.istioRepair)
   (list "startup-taint" $v.startupTaint.mode)
   (list "startup-taint-keys" $v.startupTaint.keys)
   (list "startup-taint-not-ready-after" $v.startupTaint.notReadyAfter)

@@ -73,6 +73,16 @@ two releases never share or fight over one; none when neither. priorityClassName
 {{- end -}}
 {{- end -}}
 
+{{- /* The istio preset defers to Istio's own repair unless istioRepair is "ignore". */ -}}
+{{- define "cni-repair.readsIstioRepair" -}}
+{{- if and (has "istio" .Values.presets) (ne .Values.istioRepair "ignore") }}true{{ end -}}
+{{- end -}}
+
+{{- /* Where Istio's CNI agent and its istio-cni-config live: cniAgent.namespace, else istio-system (as the preset). */ -}}
+{{- define "cni-repair.istioNamespace" -}}
+{{- default "istio-system" .Values.cniAgent.namespace -}}
+{{- end -}}
+
 {{- define "cni-repair.leaseName" -}}
 {{- default (include "cni-repair.fullname" .) .Values.leaderElection.id -}}
 {{- end -}}

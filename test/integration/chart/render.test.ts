@@ -56,7 +56,33 @@ describe("chart: helm lint, schema and template", function () {
     const single = await renderChart("cluster", { "leaderElection.enabled": "false", replicaCount: "1" });
     const { args } = podCommand(controllerContainer(single), PLACEMENT);
     expect(args).to.include("--leader-elect=false");
-    expect(single.objects.map((object) => object.kind)).to.not.include("Role");
+    // The only Role left is Istio's (its repair settings, in Istio's namespace): no Lease Role.
+    expect(
+      single.objects.filter((object) => object.kind === "Role").map((object) => object.metadata?.namespace),
+    ).to.deep.equal(["istio-system"]);
+  });
+
+  it("grants reading Istio's repair settings only with the istio preset, by name, in the CNI agent's namespace", async () => {
+    const roleOf = (rendered: Awaited<ReturnType<typeof renderChart>>) =>
+      rendered.objects.filter(
+        (object) => object.kind === "Role" && object.metadata?.name === "cni-repair-istio-repair",
+      );
+    const byDefault = await renderChart("cluster");
+    expect(roleOf(byDefault).map((role) => role.metadata?.namespace)).to.deep.equal(["istio-system"]);
+    expect(renderedPermissions(byDefault, "istio-system")).to.include.members([
+      "get core/configmaps istio-cni-config",
+      "list core/configmaps istio-cni-config",
+      "watch core/configmaps istio-cni-config",
+      "watch apps/daemonsets istio-cni-node",
+    ]);
+    // Nowhere else: not in the controller's own namespace.
+    expect(renderedPermissions(byDefault).filter((p) => p.includes("configmaps"))).to.deep.equal([]);
+    const moved = await renderChart("cluster", { "cniAgent.namespace": "kube-system" });
+    expect(roleOf(moved).map((role) => role.metadata?.namespace)).to.deep.equal(["kube-system"]);
+    expect(roleOf(await renderChart("cluster", { istioRepair: "ignore" }))).to.deep.equal([]);
+    expect(roleOf(await renderChart("cluster", { presets: "{linkerd}" }))).to.deep.equal([]);
+    const ignored = podCommand(controllerContainer(await renderChart("cluster", { istioRepair: "ignore" })), PLACEMENT);
+    expect(parseConfig(ignored.args, ignored.env).config.istioRepair).to.equal(undefined);
   });
 
   it("renders each mode as its workload, controller mode and permissions", async () => {
@@ -250,6 +276,7 @@ describe("chart: helm lint, schema and template", function () {
       "cniAgent.minReady": "1s",
       "cniAgent.selector": "s",
       "cniAgent.namespace": "n",
+      istioRepair: "auto",
       "startupTaint.mode": "continuous",
       "startupTaint.keys": "{k}",
       "startupTaint.notReadyAfter": "1m",

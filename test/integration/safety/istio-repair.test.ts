@@ -4,12 +4,20 @@
 // itself. Each change of the settings is picked up by the running controller. The audit log is the ground truth.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { AppsV1Api, type CoreV1Api, EventsV1Api, type V1ContainerStatus } from "@kubernetes/client-node";
+import {
+  AppsV1Api,
+  type CoreV1Api,
+  EventsV1Api,
+  RbacAuthorizationV1Api,
+  type V1ContainerStatus,
+} from "@kubernetes/client-node";
 import { expect } from "chai";
 import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
+import { ControllerProcess } from "../../harness/controller-process.js";
+import { inClusterIdentity } from "../../harness/in-cluster.js";
 import { writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
@@ -103,10 +111,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     // The validator fails again, now after the agent was Ready long enough: Istio's fix did not work.
     // The kubelet writes whole seconds.
     const again = new Date(Math.floor(Date.now() / 1000) * 1000);
-    await failAt("fixable", again, 4);
     const startedWaiting = Date.now();
+    await failAt("fixable", again, 4);
     await waitFor("the fallback delete", () => deleted().includes("fixable"));
-    console.log(`      fallback delete ${Date.now() - startedWaiting} ms after the repeated failure was written`);
+    console.log(`      fallback delete ${Date.now() - startedWaiting} ms after writing the repeated failure`);
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(1);
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "never_restarts" })).to.equal(1);
     expect(await held("mesh_repair_pending")).to.equal(0);
@@ -208,6 +216,81 @@ describe("beside Istio's repair (istio-cni-config)", function () {
 
     await t.start(["--istio-repair=ignore", "--cni-agent-gate=on", `--cni-agent-namespace=${namespace}`]);
     await waitFor("deleted with --istio-repair=ignore", () => deleted().includes("labelled-by-istio"));
+  });
+
+  it("least privilege: a Role with resourceNames lets the controller list and watch the settings by name; without it, a warning and pods held as if Istio repairs in place", async () => {
+    await writeConfigMap({ REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" });
+    const agentReadyAt = Date.now();
+    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await brokenBeforeAgent("guarded", agentReadyAt);
+    const identity = await inClusterIdentity(controlPlane(), namespace, "restricted", [
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
+      { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
+    ]);
+    const args = [
+      `--field-selector=metadata.namespace=${namespace}`,
+      "--leader-elect=false",
+      "--cni-agent-gate=on",
+      `--cni-agent-min-ready=${MIN_READY_MS}ms`,
+      `--cni-agent-namespace=${namespace}`,
+    ];
+    // No Role: the read is refused. Held as in place (the failure predates the agent), and said so.
+    const refused = t.adopt(await ControllerProcess.start({ args, env: identity.env }));
+    await waitFor("held as if Istio repaired in place", async () => (await held("mesh_repair_pending")) === 1);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "unknown" })).to.equal(1);
+    expect(refused.output()).to.include("cannot read Istio's repair settings");
+    expect(
+      refused.logsWith("Istio's repair settings cannot be read: istio pods are held as if Istio repairs in place"),
+    ).to.have.length(1);
+    expect(await refused.stop()).to.equal(0);
+
+    // The chart's Role: get, list, watch on the two objects by name only. The running read then sees the ConfigMap.
+    const rbac = controlPlane().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name: "istio-repair" },
+        rules: [
+          {
+            apiGroups: [""],
+            resources: ["configmaps"],
+            resourceNames: ["istio-cni-config"],
+            verbs: ["get", "list", "watch"],
+          },
+          {
+            apiGroups: ["apps"],
+            resources: ["daemonsets"],
+            resourceNames: ["istio-cni-node"],
+            verbs: ["get", "list", "watch"],
+          },
+        ],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: "istio-repair" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "istio-repair" },
+        subjects: [{ kind: "ServiceAccount", name: "restricted", namespace }],
+      },
+    });
+    const granted = t.adopt(await ControllerProcess.start({ args, env: identity.env }));
+    await waitFor("the settings read by name", async () => (await held("mesh_repair_active")) === 1, {
+      timeoutMs: 15_000,
+    });
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "delete" })).to.equal(1);
+    expect(granted.output()).to.not.include("cannot read Istio's repair settings");
+    // Nothing refused: the list and the watch with a metadata.name field selector passed on resourceNames alone.
+    const { body } = await granted.get("/metrics");
+    expect(
+      body
+        .split("\n")
+        .filter((line) => /^cni_repair_api_requests_total\{.*code="403"/.test(line) && !line.endsWith(" 0")),
+    ).to.deep.equal([]);
+    expect(deleted()).to.deep.equal([]);
+    expect(await granted.stop()).to.equal(0);
+    identity.cleanup();
   });
 });
 

@@ -2,6 +2,7 @@
 import { expect } from "chai";
 import {
   describeMissing,
+  istioRepairPermissions,
   missingPermissions,
   type Permission,
   requiredPermissions,
@@ -119,6 +120,32 @@ describe("missingPermissions", () => {
       spec: { resourceAttributes: { verb: "patch", group: "", resource: "pods", subresource: "status" } },
     });
     expect(reviews.at(-1)).to.have.nested.property("spec.resourceAttributes.namespace", "cni-repair");
+  });
+});
+
+describe("istioRepairPermissions", () => {
+  it("reads Istio's two objects by name in the agent's namespace, and the RBAC text says a Role there", () => {
+    const permissions = istioRepairPermissions("istio-system");
+    expect(names(permissions)).to.deep.equal([
+      "get configmaps @istio-system",
+      "get apps/daemonsets @istio-system",
+      "list configmaps @istio-system",
+      "list apps/daemonsets @istio-system",
+      "watch configmaps @istio-system",
+      "watch apps/daemonsets @istio-system",
+    ]);
+    expect(permissions.map((p) => p.name)).to.deep.equal([
+      "istio-cni-config",
+      "istio-cni-node",
+      "istio-cni-config",
+      "istio-cni-node",
+      "istio-cni-config",
+      "istio-cni-node",
+    ]);
+    expect(describeMissing(permissions)).to.include(
+      "rules to add to a Role in namespace istio-system (bound with a RoleBinding there):",
+    );
+    expect(describeMissing(permissions)).to.include('resourceNames: ["istio-cni-config"]');
   });
 });
 
