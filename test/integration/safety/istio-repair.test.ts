@@ -214,7 +214,12 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     expect(deleted()).to.deep.equal([]);
     expect(await t.controller.stop()).to.equal(0);
 
-    await t.start(["--istio-repair=ignore", "--cni-agent-gate=on", `--cni-agent-namespace=${namespace}`]);
+    await t.start([
+      "--istio-repair=ignore",
+      "--cni-agent-gate=on",
+      `--cni-agent-min-ready=${MIN_READY_MS}ms`,
+      `--cni-agent-namespace=${namespace}`,
+    ]);
     await waitFor("deleted with --istio-repair=ignore", () => deleted().includes("labelled-by-istio"));
   });
 
