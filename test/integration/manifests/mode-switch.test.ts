@@ -6,7 +6,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { kubectl } from "../../harness/kubectl.js";
 import { installMonitoringCrds, removeMonitoringCrds } from "../../harness/monitoring-crds.js";
-import { INSTALL, manifestsDir, OVERLAYS, renderOverlay, uninstall } from "../../harness/overlays.js";
+import { applyNamespace, INSTALL, manifestsDir, OVERLAYS, renderOverlay, uninstall } from "../../harness/overlays.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 
 describe("manifests: switching modes keeps the Namespace and the monitoring objects", function () {
@@ -44,7 +44,9 @@ describe("manifests: switching modes keeps the Namespace and the monitoring obje
       (JSON.parse(await kubectl(["get", "namespace", INSTALL.namespace, "-o", "json"], { plane })) as KubernetesObject)
         .metadata?.uid;
 
-    // Install: the namespace once, a mode, the monitoring objects.
+    // Install: the namespace once (and Istio's, which Istio's install made: the istio preset's Role goes there),
+    // a mode, the monitoring objects.
+    await applyNamespace(plane);
     await kubectl(["apply", "-k", dir("namespace")], { plane });
     await kubectl(["apply", "-k", dir("overlays/dry-run")], { plane });
     await kubectl(["apply", "-k", dir("monitoring")], { plane });

@@ -321,6 +321,38 @@ describe("decide", () => {
       );
     });
 
+    it("Istio's repair holds after the agent and before the storm; its fallback rides on the delete", () => {
+      const meshRepair = { reason: "mesh_repair_pending", detail: "Istio may still repair it in place" } as const;
+      const agentAndMesh = {
+        ...guardsOf({ loop: "none", storm: true, agent: "warming", inflight: "none" }),
+        meshRepair,
+      };
+      expect(decide({ ...base, mode: "delete", guards: agentAndMesh })).to.include({ reason: "cni_agent_not_ready" });
+      const meshAndStorm = { ...guardsOf({ loop: "none", storm: true, agent: "none", inflight: "node" }), meshRepair };
+      for (const mode of ["delete", "report"] as const) {
+        expect(decide({ ...base, mode, guards: meshAndStorm })).to.deep.equal(
+          hold("mesh_repair_pending", meshRepair.detail),
+        );
+      }
+      const active = { reason: "mesh_repair_active", detail: "Istio deletes broken pods itself", waitMs: 5 } as const;
+      expect(decide({ ...base, mode: "delete", guards: { meshRepair: active } })).to.deep.equal(
+        hold("mesh_repair_active", active.detail, { retryAfterMs: 5 }),
+      );
+      expect(decide({ ...base, mode: "label", guards: { meshRepair: active } })).to.deep.equal(act("label"));
+      const meshFallback = { basis: "failed_again", detail: "Istio's in-place repair did not fix it" } as const;
+      expect(decide({ ...base, mode: "delete", guards: { meshFallback } })).to.deep.equal({
+        kind: "act",
+        action: "delete",
+        fallback: meshFallback,
+      });
+      // The fallback passes the later guards like any delete.
+      const pacedFallback = {
+        ...guardsOf({ loop: "none", storm: false, agent: "none", inflight: "node" }),
+        meshFallback,
+      };
+      expect(decide({ ...base, mode: "delete", guards: pacedFallback })).to.include({ reason: "node_inflight" });
+    });
+
     it("an agent wait of 0 ms is still passed on as the retry time", () => {
       const guards: GuardView = { agent: { reason: "cni_agent_not_ready", waitMs: 0, detail: "just now" } };
       expect(decide({ ...base, mode: "delete", guards })).to.deep.equal(
