@@ -135,7 +135,7 @@ export function composeController(
           watch: new IstioRepairWatch({
             namespace: config.istioRepair.namespace,
             settings,
-            observer: (what) => watchTelemetry(metrics, watchLog.child({ watch: what }), { failed }),
+            observer: (what, name) => watchTelemetry(metrics, name, watchLog.child({ watch: what }), { failed }),
             onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),
           }),
         };

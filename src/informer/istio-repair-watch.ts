@@ -67,8 +67,11 @@ type Source = {
 export type IstioRepairWatchOptions = {
   readonly namespace: string;
   readonly settings: ReflectorSettings;
-  /** Telemetry for each watch (metrics, logs); a forbidden read is reported here and not passed on as a failure. */
-  readonly observer: (what: string) => ReflectorObserver;
+  /**
+   * Telemetry for each watch (metrics by `name`, the watched object's; logs by `what`); a forbidden read is not
+   * passed on as a failure.
+   */
+  readonly observer: (what: string, name: string) => ReflectorObserver;
   /** Each value that is not a boolean, when the settings are (re)read. */
   readonly onWarning?: (warning: string) => void;
 };
@@ -86,7 +89,7 @@ export class IstioRepairWatch implements RunningCache {
     this.#onWarning = options.onWarning;
     const source = (collection: Collection, name: string, transform: (raw: unknown) => RepairValues | undefined) => {
       const what = `${collection === "configmaps" ? "ConfigMap" : "DaemonSet"} ${options.namespace}/${name}`;
-      const telemetry = options.observer(what);
+      const telemetry = options.observer(what, name);
       const entry: Source = {
         what,
         listed: false,
