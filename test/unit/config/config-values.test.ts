@@ -308,12 +308,12 @@ describe("config/parseConfig values", () => {
   });
 
   it("reads Istio's repair settings in the CNI agent's namespace, only for the istio rule", () => {
-    expect(parseConfig(["--cni-agent-namespace=kube-system"], {}).config.istioRepair).to.deep.equal({
+    expect(parseConfig(["run", "--cni-agent-namespace=kube-system"], {}).config.istioRepair).to.deep.equal({
       namespace: "kube-system",
     });
-    expect(parseConfig(["--preset=linkerd"], {}).config.istioRepair).to.equal(undefined);
-    expect(parseConfig([], { CNI_REPAIR_ISTIO_REPAIR: "ignore" }).config.istioRepair).to.equal(undefined);
-    expect(() => parseConfig(["--istio-repair=off"], {})).to.throw(/--istio-repair/);
+    expect(parseConfig(["run", "--preset=linkerd"], {}).config.istioRepair).to.equal(undefined);
+    expect(parseConfig(["run"], { CNI_REPAIR_ISTIO_REPAIR: "ignore" }).config.istioRepair).to.equal(undefined);
+    expect(() => parseConfig(["run", "--istio-repair=off"], {})).to.throw(/--istio-repair/);
   });
 
   it("turns the CNI agent gate and leader election off", () => {

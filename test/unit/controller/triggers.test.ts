@@ -34,6 +34,7 @@ function setup() {
     agents: [new Publisher<StoreChange<AgentFacts>>()],
     namespaces: new Publisher<StoreChange<NamespaceFacts>>(),
     guards: new Publisher<GuardEvent>(),
+    istioRepair: new Publisher<unknown>(),
     resync: new Publisher<void>(),
   };
   const podStore = new PodStore();
@@ -64,6 +65,7 @@ describe("controller/triggers", () => {
       "node agent changed → pods held for an agent on its node",
       "namespace changed → every pod in it",
       "guards changed → pods they held",
+      "Istio's repair settings changed → pods held for it",
       "resync → every pod known broken",
     ]);
   });
@@ -157,5 +159,15 @@ describe("controller/triggers", () => {
     brokenPods.markBroken("other/b", "uid-b", "istio", 0);
     const requests = requestsOf(() => sources.resync.publish());
     expect(requests.map((request) => request.key).sort()).to.deep.equal(["other/b", "shop/a"]);
+  });
+
+  it("a change of Istio's repair settings re-judges the pods held for Istio's repair, and only those", () => {
+    const { sources, holds, requestsOf } = setup();
+    holds.hold("shop/pending", broken("pending", { nodeName: "node-a" }), "mesh_repair_pending");
+    holds.hold("shop/active", broken("active", { nodeName: "node-b" }), "mesh_repair_active");
+    holds.hold("shop/paced", broken("paced", { nodeName: "node-a" }), "rate_limit");
+    const requests = requestsOf(() => sources.istioRepair.publish({ kind: "absent" }));
+    expect(requests.map((request) => request.key).sort()).to.deep.equal(["shop/active", "shop/pending"]);
+    expect(requests.every((request) => request.afterMs === undefined)).to.equal(true);
   });
 });
