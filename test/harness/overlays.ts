@@ -186,17 +186,21 @@ export type Installed = {
 
 /** The namespace every overlay installs into, applied once on its own (manifests/namespace), as the docs say. */
 export async function applyNamespace(plane: ControlPlane): Promise<void> {
-  // Istio's namespace, where the istio preset's Role for Istio's repair settings goes: Istio installs it first.
-  await kubectl(["apply", "--server-side", "--field-manager=cni-repair-tests", "-f", "-"], {
-    plane,
-    input: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ISTIO_NAMESPACE}\n`,
-  });
+  await applyIstioNamespace(plane);
   await kubectl(
     ["apply", "--server-side", "--field-manager=cni-repair-tests", "-k", join(manifestsDir(), "namespace")],
     {
       plane,
     },
   );
+}
+
+/** Istio's namespace, where the istio preset's Role for Istio's repair settings goes: Istio's install makes it. */
+export async function applyIstioNamespace(plane: ControlPlane): Promise<void> {
+  await kubectl(["apply", "--server-side", "--field-manager=cni-repair-tests", "-f", "-"], {
+    plane,
+    input: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ISTIO_NAMESPACE}\n`,
+  });
 }
 
 /**
