@@ -6,6 +6,7 @@ import { detect } from "../../../src/detect/detect.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { ValidatorRule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
+import { meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
 import { repositoryFile } from "../../harness/binaries.js";
 
 const rules = [presetRule("istio"), presetRule("linkerd")] as ValidatorRule[];
@@ -74,6 +75,39 @@ describe("detection on statuses recorded from a real kubelet", () => {
       exitCode: 126,
       reason: "Error",
       message: undefined,
+      finishedAtMs: Date.parse("2026-12-04T13:04:38Z"),
     });
+  });
+
+  // The kubelet's restartCount is the newest run's attempt: 0 while the first failure is in `state`, 1 once the
+  // second run started (its `lastState` is still the first failure) and while the second failure backs off.
+  it("Istio's fallback on the real statuses: the first failure and a running retry are left to Istio, a repeated failure or a Never pod are not", () => {
+    const agentReadySinceMs = Date.parse("2026-12-04T12:00:00Z");
+    const check = (file: string) =>
+      meshRepairCheck({
+        istio: { kind: "absent" },
+        facts: verdictOf(file).facts,
+        validator: "istio-validation",
+        agentReadySinceMs,
+        minReadyMs: 10_000,
+        nowMs: Date.parse("2026-12-04T14:00:00Z"),
+      });
+    const inPlace = (file: string) => {
+      const got = meshRepairCheck({
+        istio: { kind: "unknown", why: "test" },
+        facts: verdictOf(file).facts,
+        validator: "istio-validation",
+        agentReadySinceMs,
+        minReadyMs: 10_000,
+        nowMs: Date.parse("2026-12-04T14:00:00Z"),
+      });
+      return got?.kind === "hold" ? got.reason : got?.kind;
+    };
+    expect(check("istio-validator-back-off.json")).to.equal(undefined);
+    expect(verdictOf("istio-validator-failed-once.json").facts.initContainers[0]?.restartCount).to.equal(0);
+    expect(inPlace("istio-validator-failed-once.json")).to.equal("mesh_repair_pending");
+    expect(inPlace("istio-validator-restarted.json")).to.equal("mesh_repair_pending");
+    expect(inPlace("istio-validator-back-off.json")).to.equal("fallback");
+    expect(inPlace("istio-never-failed.json")).to.equal("fallback");
   });
 });
