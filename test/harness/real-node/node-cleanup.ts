@@ -24,17 +24,27 @@ export const KUBELET_SYSCTLS = [
   "kernel/keys/root_maxbytes",
 ] as const;
 
-export function saveSysctls(layout: NodeLayout): void {
+/**
+ * The settings as they were before the first of the live nodes started, in one file for the machine: a second
+ * node started meanwhile would otherwise save the first kubelet's values and put them back last.
+ */
+const SAVED_SYSCTLS = join(tmpdir(), "cni-repair-sysctls-before-nodes.json");
+
+export function saveSysctls(): void {
+  if (existsSync(SAVED_SYSCTLS)) return;
   const values = Object.fromEntries(
     KUBELET_SYSCTLS.map((key) => [key, readFileSync(`/proc/sys/${key}`, "utf8").trim()]),
   );
-  writeFileSync(layout.savedSysctls, JSON.stringify(values));
+  writeFileSync(SAVED_SYSCTLS, JSON.stringify(values));
 }
 
-function restoreSysctls(layout: NodeLayout): void {
-  if (!existsSync(layout.savedSysctls)) return;
-  const values = JSON.parse(readFileSync(layout.savedSysctls, "utf8")) as Record<string, string>;
+/** Puts the settings back once no node is left (no node directory remains). */
+function restoreSysctlsAfterLastNode(): void {
+  if (!existsSync(SAVED_SYSCTLS)) return;
+  if (readdirSync(tmpdir()).some((name) => name.startsWith(NODE_DIR_PREFIX))) return;
+  const values = JSON.parse(readFileSync(SAVED_SYSCTLS, "utf8")) as Record<string, string>;
   for (const [key, value] of Object.entries(values)) writeFileSync(`/proc/sys/${key}`, value);
+  rmSync(SAVED_SYSCTLS);
 }
 
 function sleepSync(ms: number): void {
@@ -195,8 +205,8 @@ export function cleanUpNode(layout: NodeLayout): void {
   unmountAll(layout.dir);
   removeCgroups(layout.cgroupRoot);
   removeBridge(layout.bridge);
-  restoreSysctls(layout);
   rmSync(layout.dir, { recursive: true, force: true });
+  restoreSysctlsAfterLastNode();
 }
 
 /**

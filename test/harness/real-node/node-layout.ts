@@ -71,11 +71,6 @@ export class NodeLayout {
     return join(this.dir, "pod-logs");
   }
 
-  /** The kernel settings the kubelet changes, as they were before it started (restored by the cleanup). */
-  get savedSysctls(): string {
-    return join(this.dir, "sysctls.json");
-  }
-
   /** The cgroup under which the kubelet puts every pod (in each cgroup v1 hierarchy). */
   get cgroupRoot(): string {
     return `/${NODE_DIR_PREFIX}${this.id}`;

@@ -62,7 +62,7 @@ export class RealNode {
     let containerd: Containerd | undefined;
     let kubeletProcess: ManagedProcess | undefined;
     try {
-      saveSysctls(layout);
+      saveSysctls();
       createCgroupRoot(layout.cgroupRoot);
       writeMeshCni(layout);
       const snapshotter = options.snapshotter ?? snapshotterFromEnv();

@@ -5,6 +5,8 @@
 // ReplicaSet replaces them, the scheduler places them, and the replacements' validators pass. Ground truth: the
 // API server's audit log, and the kubelet's own view (container IDs, exit codes, restart counts in pod status)
 // and the mesh plugin's record of which sandbox got the rule.
+
+import { readFileSync } from "node:fs";
 import type { V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { controllerDeletes, nodeWrites, podBindings } from "../../harness/audit-log.js";
@@ -12,6 +14,7 @@ import type { BrokenPodRecord } from "../../harness/cni-simulator.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import { startRepair } from "../../harness/e2e-controller.js";
 import { agentDaemonSet, meshedPodSpec, meshedPodTemplate, meshMark } from "../../harness/real-node/mesh-workloads.js";
+import { KUBELET_SYSCTLS } from "../../harness/real-node/node-cleanup.js";
 import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
 import { judgeWave } from "../../harness/repair-audit.js";
 import { waitFor } from "../../harness/wait.js";
@@ -44,7 +47,11 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
   let cluster: RealNodeCluster | undefined;
   let controller: ControllerProcess | undefined;
 
+  const sysctls = () => KUBELET_SYSCTLS.map((key) => `${key}=${readFileSync(`/proc/sys/${key}`, "utf8").trim()}`);
+  let sysctlsBefore: string[] = [];
+
   before(async () => {
+    sysctlsBefore = sysctls();
     cluster = await RealNodeCluster.start();
   });
   afterEach(async function () {
@@ -59,6 +66,8 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
   after(async function () {
     this.timeout(120_000);
     await cluster?.stop();
+    // Two kubelets ran at once; the machine's kernel settings are back as they were before the first.
+    expect(sysctls(), "kernel settings after the nodes stopped").to.deep.equal(sysctlsBefore);
   });
 
   it(`${REPLICAS} pods broken by the race crash-loop, are held until the agent is Ready, then replaced by pods that pass validation`, async () => {
