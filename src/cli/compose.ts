@@ -76,9 +76,6 @@ export type ComposeOptions = {
   readonly agentReadyBasis?: ReadyBasis;
 };
 
-/** A storm breaker's window passes with time alone: let it forget old deletes (and maybe close). */
-const STORM_EXPIRY_CHECK_MS = 1_000;
-
 export function composeController(
   config: Config,
   transport: KubeTransport,
@@ -287,10 +284,7 @@ export function composeController(
     ],
     elector: options.elector,
     workers: [controller, ...(startupTaints ? [startupTaints.controller] : [])],
-    ticks: [
-      ...(config.resyncPeriodMs > 0 ? [{ everyMs: config.resyncPeriodMs, tick: () => resync.publish() }] : []),
-      { everyMs: STORM_EXPIRY_CHECK_MS, tick: () => guards.expire() },
-    ],
+    ticks: [...(config.resyncPeriodMs > 0 ? [{ everyMs: config.resyncPeriodMs, tick: () => resync.publish() }] : [])],
     outbox: events,
     logger: logger.child({ component: "manager" }),
   });

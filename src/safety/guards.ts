@@ -3,7 +3,7 @@
 import type { GuardView } from "../decide/decide.js";
 import type { GraceStart } from "../detect/ambient.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
-import { type Clock, systemClock } from "../util/clock.js";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { CniAgents, ReadyBasis } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
 import type { IstioRepairState } from "./istio-repair-settings.js";
@@ -83,6 +83,8 @@ export class SafetyGuards {
   readonly #onStormTransition: GuardOptions["onStormTransition"];
   readonly #readyBasis: ReadyBasis;
   readonly #clock: Clock;
+  /** The timer that lets the storm breaker's slots go when the next one is due (no polling while none is). */
+  #expiry: { readonly atMs: number; readonly timer: TimerHandle } | undefined;
 
   constructor(options: GuardOptions) {
     this.#clock = options.clock ?? systemClock;
@@ -224,7 +226,10 @@ export class SafetyGuards {
     return this.#storm(this.storm.update(previous, current));
   }
 
-  /** Lets the storm breaker forget our deletes older than its window; call every second or so. */
+  /**
+   * Lets the storm breaker forget our deletes older than its window. Its own timer calls this when the next is due
+   * (unref'd: it never keeps the process running); a window passes with time alone, so it may close the breaker.
+   */
   expire(): void {
     this.#storm(this.storm.expire());
   }
@@ -268,6 +273,7 @@ export class SafetyGuards {
 
   #storm(transitions: readonly StormTransition[]): readonly StormTransition[] {
     for (const transition of transitions) this.#onStormTransition?.(transition);
+    this.#scheduleExpiry();
     return transitions;
   }
 
@@ -289,6 +295,24 @@ export class SafetyGuards {
       minReadyMs: gate?.minReadyMs ?? 0,
       nowMs: now,
     });
+  }
+
+  /** After every breaker change: the timer fires when the earliest slot is due, and not at all while none is. */
+  #scheduleExpiry(): void {
+    const next = this.storm.nextExpiryAtMs();
+    if (next === this.#expiry?.atMs) return;
+    if (this.#expiry) this.#clock.clearTimeout(this.#expiry.timer);
+    this.#expiry = undefined;
+    if (next === undefined) return;
+    const timer = this.#clock.setTimeout(
+      () => {
+        this.#expiry = undefined;
+        this.expire();
+      },
+      Math.max(0, next - this.#clock.now()),
+      { unref: true },
+    );
+    this.#expiry = { atMs: next, timer };
   }
 
   /** The first node-agent gate of the rule that objects, if any. */

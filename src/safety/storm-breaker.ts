@@ -128,12 +128,23 @@ export class StormBreaker {
     return this.#operation(() => {
       const now = this.#clock.now();
       for (const [uid, entry] of this.#lingering) {
-        if (entry.pending) continue;
-        const awaiting = entry.ownerUid !== undefined && entry.replacement === undefined;
-        const until = entry.deletedAtMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
-        if (now >= until) this.#dropLingering(uid, entry);
+        if (!entry.pending && now >= this.#expiresAt(entry)) this.#dropLingering(uid, entry);
       }
     });
+  }
+
+  /** When expire() next has a slot to let go, if any (a DELETE still on its way has no time yet). */
+  nextExpiryAtMs(): number | undefined {
+    let next: number | undefined;
+    for (const entry of this.#lingering.values()) {
+      if (!entry.pending) next = Math.min(next ?? Number.POSITIVE_INFINITY, this.#expiresAt(entry));
+    }
+    return next;
+  }
+
+  #expiresAt(entry: Lingering): number {
+    const awaiting = entry.ownerUid !== undefined && entry.replacement === undefined;
+    return entry.deletedAtMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
   }
 
   /**

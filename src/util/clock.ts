@@ -5,14 +5,16 @@ export type TimerHandle = { readonly id: unknown };
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  /** `unref`: the timer alone does not keep the process running (a background chore, not work to finish). */
+  setTimeout(callback: () => void, delayMs: number, options?: { readonly unref?: boolean }): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, delayMs) => {
+  setTimeout: (callback, delayMs, options) => {
     const timer = setTimeout(callback, delayMs);
+    if (options?.unref) timer.unref();
     return { id: timer };
   },
   clearTimeout: (handle) => clearTimeout(handle.id as NodeJS.Timeout),
