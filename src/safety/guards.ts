@@ -115,8 +115,11 @@ export class SafetyGuards {
     const loop = this.#loop.check(facts, options.seenBrokenSinceMs);
     // The one place that says which pace a pod is under: the outage pace when an agent outage explains its
     // breakage (the storm breaker's judgement when it broke), unless it replaces a pod we deleted (a repeat is
-    // no outage's fault); every other pod, the cluster-wide pace. docs/operations.md argues why.
-    const outage = loop === undefined && this.storm.explained(facts.uid);
+    // no outage's fault) or its sandbox was set up after its node's agent had long been Ready (the storm breaker's
+    // judgement can be made before the agent cache has listed, as in a one-shot scan); every other pod, the
+    // cluster-wide pace. docs/operations.md argues why.
+    const outage =
+      loop === undefined && this.storm.explained(facts.uid) && this.#sandboxedDuringOutage(facts, ruleName);
     const paces = options.paces ?? this.#tokens;
     const waitMs = paces[outage ? "outage" : "cluster"].peek(podKey(facts.namespace, facts.name));
     const stormScope = this.storm.openFor(facts);
@@ -245,6 +248,24 @@ export class SafetyGuards {
       if (gate.reason !== "cni_agent_not_ready") continue;
       const readyForMs = gate.agents.readyForMs(node, this.#clock.now(), "claimed");
       if (readyForMs === undefined || readyForMs < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Whether the pod's sandbox (or, without that fact, the pod) was set up before its node's CNI agent had been
+   * Ready for --cni-agent-min-ready plus a minute, by the kubelet's time: the pods an outage broke. False when the
+   * pod's times are unknown (fail-safe: the cluster-wide pace); true while no agent is Ready (the gate holds then).
+   */
+  #sandboxedDuringOutage(facts: PodFacts, ruleName: string): boolean {
+    const sandboxAtMs = facts.sandboxSinceMs ?? facts.createdAtMs;
+    if (sandboxAtMs === undefined) return false;
+    const now = this.#clock.now();
+    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
+      if (gate.reason !== "cni_agent_not_ready") continue;
+      const readyForMs = gate.agents.readyForMs(facts.nodeName ?? "", now, "claimed");
+      if (readyForMs === undefined) return true;
+      if (sandboxAtMs < now - readyForMs + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
   }

@@ -57,7 +57,10 @@ describe("controller in-cluster with a service-account token", () => {
 
   it("refuses to start without delete permission: exit 3 naming delete on pods and the rule that grants it", async () => {
     identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", [READ_PODS, LABEL_PODS, WRITE_EVENTS]);
-    const result = await runCommand([`--field-selector=metadata.namespace=${namespace}`, ...PLAIN], identity.env);
+    const result = await runCommand(
+      ["run", `--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
+      identity.env,
+    );
     expect(result.code).to.equal(3);
     expect(result.stderr)
       .to.include("delete pods (cluster-wide)")

@@ -10,7 +10,10 @@ import { controlPlane } from "../../harness/shared-control-plane.js";
  * Guards that need more than one namespace's worth of setup are off unless a test turns them on: no Lease
  * election (tests run one controller at a time) and no CNI agent gate (tests that want it create agent pods).
  */
-export const PLAIN = ["--leader-elect=false", "--cni-agent-gate=off"] as const;
+// No election, no agent gate, and no reading of Istio's repair settings: these tests are about other things (the
+// tests beside Istio's repair are test/integration/safety/istio-repair.test.ts), and with the gate off an istio
+// pod would wait for evidence of Istio's repair that never comes when the settings cannot be read.
+export const PLAIN = ["--leader-elect=false", "--cni-agent-gate=off", "--istio-repair=ignore"] as const;
 
 export async function startControllerFor(namespace: string, args: readonly string[] = []): Promise<ControllerProcess> {
   return await ControllerProcess.start({

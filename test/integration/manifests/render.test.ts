@@ -23,6 +23,8 @@ import {
   workloadOf,
 } from "../../harness/overlays.js";
 
+const ISTIO_REPAIR = ["Role/cni-repair-istio-repair", "RoleBinding/cni-repair-istio-repair"];
+const ISTIO_NAMESPACE = "istio-system";
 const SHARED = [
   "ClusterRole/cni-repair-watch-pods",
   "ClusterRoleBinding/cni-repair-watch-pods",
@@ -35,6 +37,8 @@ const SHARED = [
   "ValidatingAdmissionPolicyBinding/cni-repair-meshed-pods",
   "ClusterRole/cni-repair-read-admission-policies",
   "ClusterRoleBinding/cni-repair-read-admission-policies",
+  // The istio preset reads Istio's repair settings, by name, in the CNI agent's namespace (istio-system).
+  ...ISTIO_REPAIR,
 ];
 const DEPLOYMENT = ["Deployment/cni-repair", "PodDisruptionBudget/cni-repair"];
 const ELECTION = ["Role/cni-repair-leader-election", "RoleBinding/cni-repair-leader-election"];
@@ -77,7 +81,7 @@ describe("manifests: rendered overlays", () => {
   });
 
   for (const overlay of OVERLAYS) {
-    it(`${overlay}: renders exactly the objects of its mode, namespaced in cni-repair`, () => {
+    it(`${overlay}: renders exactly the objects of its mode, namespaced in cni-repair (Istio's settings: in istio-system)`, () => {
       const { objects } = render(overlay);
       expect(objects.map((object) => `${object.kind}/${object.metadata?.name}`).sort()).to.deep.equal(
         [...OBJECTS[overlay]].sort(),
@@ -90,9 +94,9 @@ describe("manifests: rendered overlays", () => {
         "ValidatingAdmissionPolicyBinding",
       ]);
       for (const object of objects) {
-        expect(object.metadata?.namespace, `${object.kind}/${object.metadata?.name}`).to.equal(
-          clusterScoped.has(object.kind ?? "") ? undefined : "cni-repair",
-        );
+        const name = `${object.kind}/${object.metadata?.name}`;
+        const namespace = ISTIO_REPAIR.includes(name) ? ISTIO_NAMESPACE : "cni-repair";
+        expect(object.metadata?.namespace, name).to.equal(clusterScoped.has(object.kind ?? "") ? undefined : namespace);
         expect(object.metadata?.labels).to.include({ "app.kubernetes.io/part-of": "cni-repair" });
       }
     });
