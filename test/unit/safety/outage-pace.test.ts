@@ -152,6 +152,22 @@ describe("safety/outage pace: breakage an agent outage explains is under its own
     expect(judge(early).view).to.have.property("outage");
   });
 
+  it("keeps the cluster pace for a pod judged before the agent cache listed, set up after its agent had long been Ready", () => {
+    // A one-shot scan (and the first moments of run) can see the pods before the agents: the storm breaker then
+    // calls every broken pod explained. The pod's own time says otherwise.
+    const agents = new CniAgents();
+    const { breaks, judge } = setup({ agents, outagePerMinute: 600 });
+    const recent = pod({ createdAtMs: START - 60 * SECOND });
+    const old = pod({ createdAtMs: START - 2 * 3_600 * SECOND });
+    const unknown = pod({ createdAtMs: undefined });
+    for (const facts of [recent, old, unknown]) breaks(facts); // no agent listed yet: "explained"
+    agents.store.upsert(agent("node-a", START - 3_600 * SECOND));
+    expect(judge(recent).view).to.not.have.property("outage");
+    expect(judge(unknown).view).to.not.have.property("outage");
+    // Set up before the agent turned Ready: the outage did break it.
+    expect(judge(old).view).to.have.property("outage");
+  });
+
   it("paces the broken replacement of a pod we deleted, even in an outage (a repeat is no outage's fault)", () => {
     const agents = new CniAgents();
     agents.store.upsert(agent("node-a", START - 60 * SECOND));
