@@ -76,6 +76,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
 
   const start = async () =>
     await t.start([
+      "--istio-repair=auto", // the controller tests' PLAIN flags leave Istio's settings unread
       "--cni-agent-gate=on",
       `--cni-agent-min-ready=${MIN_READY_MS}ms`,
       `--cni-agent-namespace=${namespace}`,
