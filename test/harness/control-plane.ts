@@ -68,8 +68,25 @@ export class ControlPlane {
     this.auditLogPath = join(dir, "audit.log");
   }
 
-  /** Starts etcd, then kube-apiserver, and waits for /readyz. Tears everything down if any step fails. */
+  /**
+   * Starts etcd, then kube-apiserver, and waits for /readyz. Tears everything down if any step fails. A free port
+   * can be taken by another process before a server binds it (freePort is racy): then it starts again on new ports.
+   */
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ControlPlane.#startOnce(options);
+      } catch (error) {
+        if (
+          attempt >= 3 ||
+          !String(error instanceof Error ? `${error.message}${error.cause}` : error).includes("address already in use")
+        )
+          throw error;
+      }
+    }
+  }
+
+  static async #startOnce(options: ControlPlaneOptions): Promise<ControlPlane> {
     const binaries = controlPlaneBinaries();
     const dir = ownedTempDir(DIR_PREFIX);
     const [etcdClientPort, etcdPeerPort, apiServerPort] = [await freePort(), await freePort(), await freePort()];
