@@ -30,7 +30,7 @@ export async function startSynced(
   const { writes, ...composeOptions } = options;
   const parts = composeController(config, transport, metrics, logger, {
     ...composeOptions,
-    ...(!writes && { leadership: { isLeader: false, waitForLeadership: async () => false } }),
+    ...(!writes && { leadership: { isLeader: false, term: 0, waitForLeadership: async () => false } }),
     // No memory of the agents' past: the node-agent gate trusts the kubelet's Ready time when it is a past time, as
     // Kubernetes' own minReadySeconds does; a missing or future one holds (docs/operations.md, "One guarded pass").
     agentReadyBasis: "claimed",

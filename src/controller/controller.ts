@@ -12,6 +12,8 @@ import { type ReconcileResult, reconcileResultLabel } from "./reconcile-result.j
 /** Leadership as a controller sees it; absent when this instance always acts. */
 export type Leadership = {
   readonly isLeader: boolean;
+  /** How many terms have begun: a new number means the Lease was acquired again, even if nobody watched it go. */
+  readonly term: number;
   waitForLeadership(signal: AbortSignal): Promise<boolean>;
 };
 
@@ -38,9 +40,12 @@ export class Controller {
   readonly #options: ControllerOptions;
   /** The wait for the next term, shared by the workers so a term begins (onLeading) once. */
   #nextTerm: Promise<boolean> | undefined;
+  /** The term onLeading last ran for; the one under way at construction needs no fresh start. */
+  #begunTerm: number;
 
   constructor(options: ControllerOptions) {
     this.#options = options;
+    this.#begunTerm = options.leadership?.term ?? 0;
   }
 
   /** Runs the workers until the signal aborts (the queue shuts down); resolves once each has finished its key. */
@@ -61,17 +66,22 @@ export class Controller {
 
   /** Resolves true while this instance leads (or always acts), else once it leads again; false when aborted. */
   #leading(signal: AbortSignal): Promise<boolean> {
-    const { leadership, logger, onLeading } = this.#options;
+    const { leadership } = this.#options;
     if (!leadership || leadership.isLeader) return Promise.resolve(true);
     this.#nextTerm ??= leadership.waitForLeadership(signal).then((leading) => {
       this.#nextTerm = undefined;
-      if (leading) {
-        logger.info("leading: reconciling");
-        onLeading?.();
-      }
+      if (leading) this.#beginTerm(leadership);
       return leading;
     });
     return this.#nextTerm;
+  }
+
+  /** Runs onLeading once per term, before the term's first reconcile, however the term was noticed. */
+  #beginTerm(leadership: Leadership): void {
+    if (leadership.term === this.#begunTerm) return;
+    this.#begunTerm = leadership.term;
+    this.#options.logger.info("leading: reconciling", { term: leadership.term });
+    this.#options.onLeading?.();
   }
 
   async #process(key: string): Promise<void> {
@@ -84,6 +94,8 @@ export class Controller {
       queue.add(key);
       return;
     }
+    // Lost and regained while every worker waited in get(): nobody waited for this term, so it begins here.
+    if (leadership) this.#beginTerm(leadership);
     const started = performance.now();
     let result: ReconcileResult;
     metrics.working(1);

@@ -47,6 +47,7 @@ export class LeaderElector {
   readonly #waiters = new Set<() => void>();
   #observed: Observed | undefined;
   #leading = false;
+  #terms = 0;
   /** When the last successful write of ours was sent: the server wrote it no earlier. */
   #renewedAt = 0;
   #deadline: TimerHandle | undefined;
@@ -75,6 +76,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.#leading;
+  }
+
+  /** Terms begun so far (acquisitions of the Lease by this process). */
+  get term(): number {
+    return this.#terms;
   }
 
   /** The holder in the lease as last seen ("" when released), undefined before the first read. */
@@ -215,6 +221,7 @@ export class LeaderElector {
 
   #becomeLeader(renewedAt: number): void {
     this.#leading = true;
+    this.#terms++;
     this.#renewedAt = renewedAt;
     this.#term = new AbortController();
     this.#armDeadline();

@@ -3,13 +3,16 @@ import type { Leadership } from "../../src/controller/controller.js";
 
 export class HandLeadership implements Leadership {
   isLeader: boolean;
+  term = 0;
   #waiters: ((leading: boolean) => void)[] = [];
 
   constructor(leading = true) {
     this.isLeader = leading;
+    if (leading) this.term = 1;
   }
 
   set(leading: boolean): void {
+    if (leading && !this.isLeader) this.term++;
     this.isLeader = leading;
     if (leading) for (const wake of this.#waiters.splice(0)) wake(true);
   }

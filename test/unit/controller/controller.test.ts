@@ -87,6 +87,23 @@ describe("controller/controller", () => {
     await t.stop();
   });
 
+  it("a term lost and regained while every worker waits in get() still begins before its first reconcile", async () => {
+    // onLeading empties the pace's burst (the previous leader may have just spent it): a term that began unseen
+    // would start with the old term's tokens.
+    const t = setup({ workers: 2, leading: true, reconcile: async () => ({ kind: "done" }) });
+    await settle(); // both workers parked in get()
+    t.leadership.set(false);
+    t.leadership.set(true);
+    t.queue.add("a");
+    await settle();
+    expect(t.terms(), "the new term began").to.equal(1);
+    expect(t.reconciled).to.deep.equal(["a"]);
+    t.queue.add("b");
+    await settle();
+    expect(t.terms(), "once per term").to.equal(1);
+    await t.stop();
+  });
+
   it("a reconcile that throws is recovered, counted as a panic and an error, and retried", async () => {
     let calls = 0;
     const t = setup({
@@ -99,7 +116,10 @@ describe("controller/controller", () => {
       },
     });
     t.queue.add("pod");
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The retry waits out a 1 ms backoff: poll for it (a loaded machine can take far longer) rather than sleep.
+    for (const deadline = Date.now() + 10_000; t.reconciled.length < 2 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     await settle();
     expect(t.reconciled).to.deep.equal(["pod", "pod"]);
     const labels = { controller: "test-controller" };

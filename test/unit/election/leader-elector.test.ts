@@ -20,6 +20,7 @@ describe("LeaderElector", () => {
     it("creates a missing lease and leads", async () => {
       const me = await f.start("me");
       expect(me.elector.isLeader).to.equal(true);
+      expect(me.elector.term, "the first term").to.equal(1);
       expect(me.changes).to.deep.equal([true]);
       expect(f.api.spec).to.include({ holderIdentity: "me", leaseDurationSeconds: 15, leaseTransitions: 0 });
       expect(f.api.spec.renewTime).to.match(MICRO_TIME).and.equal(microTime(START));
@@ -144,6 +145,18 @@ describe("LeaderElector", () => {
       const lines = await f.logs();
       expect(lines.find((line) => line.msg === "lost the lease")?.reason).to.match(/usurper/);
       expect(lines.find((line) => line.msg === "the lease is held by another")?.holder).to.equal("usurper");
+    });
+
+    it("counts a new term when it leads again after losing the lease", async () => {
+      const me = await f.start("me");
+      f.api.write({ holderIdentity: "usurper", leaseDurationSeconds: 15, renewTime: microTime(START) });
+      await f.clock.advanceAsync(2_000);
+      expect(me.elector.isLeader).to.equal(false);
+      expect(me.elector.term, "losing it starts no term").to.equal(1);
+      f.api.write({ holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(START + 2_000) });
+      await f.advance(30_000);
+      expect(me.elector.isLeader).to.equal(true);
+      expect(me.elector.term).to.equal(2);
     });
 
     it("keeps leading when the leadership callback throws, and logs it", async () => {
