@@ -1,6 +1,7 @@
 // Judges a repair wave from the API server's audit log: which pod UIDs cni-repair sent DELETEs for, whether any
 // of them was a pod that was not broken, whether any UID got more than one DELETE that took effect, and how
 // long each broken pod waited for its repair.
+import { expect } from "chai";
 import { controllerDeletes } from "./audit-log.js";
 import type { BrokenPodRecord } from "./cni-simulator.js";
 
@@ -63,3 +64,13 @@ export function judgeWave(
 
 /** The longest wait for a repair, in ms (0 when nothing was repaired). */
 export const slowestRepair = (report: WaveReport): number => Math.max(0, ...report.repairMs.values());
+
+/** The wave's safety verdict: only broken pods deleted, each UID once, none left unrepaired. */
+export function expectEachBrokenPodDeletedOnce(report: WaveReport): void {
+  expect(report.wrong, "DELETEs of pods that were not broken").to.deep.equal([]);
+  expect(report.repeated, "UIDs deleted twice").to.deep.equal([]);
+  expect(
+    report.unrepaired.map((pod) => pod.name),
+    "broken pods never deleted",
+  ).to.deep.equal([]);
+}

@@ -3,25 +3,13 @@
 // so nothing of its own cleanup runs; its kubelet and containerd die with it, the shims and containers do not).
 import { CoreV1Api } from "@kubernetes/client-node";
 import { ControlPlane } from "../control-plane.js";
-import { waitFor } from "../wait.js";
-import { meshedPodSpec } from "./mesh-workloads.js";
+import { startPinnedPod } from "./pinned-pod.js";
 import { RealNode } from "./real-node.js";
 
 const plane = await ControlPlane.start();
 const node = await RealNode.start(plane);
 node.setMeshAgentReady(true);
 const api = plane.kubeConfig().makeApiClient(CoreV1Api);
-await api.createNamespacedPod({
-  namespace: "default",
-  body: { metadata: { name: "survivor" }, spec: { ...meshedPodSpec(node), nodeName: node.name } },
-});
-await waitFor(
-  "the pod's app container to run",
-  async () => {
-    const pod = await api.readNamespacedPod({ namespace: "default", name: "survivor" });
-    return pod.status?.containerStatuses?.[0]?.state?.running !== undefined;
-  },
-  { timeoutMs: 120_000, intervalMs: 500 },
-);
+await startPinnedPod(api, node, "survivor", "app-running");
 process.stdout.write(`${JSON.stringify({ dir: node.layout.dir })}\n`);
 setInterval(() => undefined, 60_000);

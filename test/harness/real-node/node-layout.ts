@@ -12,78 +12,48 @@ export class NodeLayout {
   readonly dir: string;
   /** The random part of the directory name: unique among live nodes. */
   readonly id: string;
+  /** The Node object's name. */
+  readonly nodeName: string;
+  readonly containerdSocket: string;
+  readonly containerdRoot: string;
+  readonly containerdState: string;
+  /** runc's state (runc defaults to /run/containerd/runc, shared with any other containerd). */
+  readonly runcRoot: string;
+  readonly cniBinDir: string;
+  readonly cniConfDir: string;
+  /** The directory holding the switch; the agent pod mounts it (hostPath) for its readiness probe. */
+  readonly agentSwitchDir: string;
+  /** While this file exists the node's mesh CNI agent is "ready": the plugin installs the redirect rule. */
+  readonly agentReadyFile: string;
+  /** One JSON line per sandbox the mesh plugin set up (MeshCniRecord). */
+  readonly meshLog: string;
+  readonly kubeletRoot: string;
+  readonly podLogsDir: string;
+  /** The cgroup under which the kubelet puts every pod (in each cgroup v1 hierarchy). */
+  readonly cgroupRoot: string;
+  /** The pods' bridge (at most 15 characters, the kernel's limit for interface names). */
+  readonly bridge: string;
+  /** The pods' subnet: one /24 out of 10.213.0.0/16, chosen by the id so that two nodes rarely share one. */
+  readonly podSubnet: string;
 
   constructor(dir: string) {
+    const inside = (...parts: string[]) => join(dir, ...parts);
     this.dir = dir;
     this.id = basename(dir).slice(NODE_DIR_PREFIX.length);
-  }
-
-  /** The Node object's name. */
-  get nodeName(): string {
-    return `real-${this.id.toLowerCase()}`;
-  }
-
-  get containerdSocket(): string {
-    return join(this.dir, "containerd.sock");
-  }
-
-  get containerdRoot(): string {
-    return join(this.dir, "containerd", "root");
-  }
-
-  get containerdState(): string {
-    return join(this.dir, "containerd", "state");
-  }
-
-  /** runc's state (runc defaults to /run/containerd/runc, shared with any other containerd). */
-  get runcRoot(): string {
-    return join(this.dir, "runc");
-  }
-
-  get cniBinDir(): string {
-    return join(this.dir, "cni", "bin");
-  }
-
-  get cniConfDir(): string {
-    return join(this.dir, "cni", "net.d");
-  }
-
-  /** While this file exists the node's mesh CNI agent is "ready": the plugin installs the redirect rule. */
-  get agentReadyFile(): string {
-    return join(this.dir, "mesh", "agent-ready");
-  }
-
-  /** The directory holding the switch; the agent pod mounts it (hostPath) for its readiness probe. */
-  get agentSwitchDir(): string {
-    return join(this.dir, "mesh");
-  }
-
-  /** One JSON line per sandbox the mesh plugin set up (MeshCniRecord). */
-  get meshLog(): string {
-    return join(this.dir, "mesh-cni.log");
-  }
-
-  get kubeletRoot(): string {
-    return join(this.dir, "kubelet");
-  }
-
-  get podLogsDir(): string {
-    return join(this.dir, "pod-logs");
-  }
-
-  /** The cgroup under which the kubelet puts every pod (in each cgroup v1 hierarchy). */
-  get cgroupRoot(): string {
-    return `/${NODE_DIR_PREFIX}${this.id}`;
-  }
-
-  /** The pods' bridge (at most 15 characters, the kernel's limit for interface names). */
-  get bridge(): string {
-    return `${BRIDGE_PREFIX}${this.id}`;
-  }
-
-  /** The pods' subnet: one /24 out of 10.213.0.0/16, chosen by the id so that two nodes rarely share one. */
-  get podSubnet(): string {
-    const third = createHash("sha256").update(this.id).digest()[0] ?? 0;
-    return `10.213.${third}.0/24`;
+    this.nodeName = `real-${this.id.toLowerCase()}`;
+    this.containerdSocket = inside("containerd.sock");
+    this.containerdRoot = inside("containerd", "root");
+    this.containerdState = inside("containerd", "state");
+    this.runcRoot = inside("runc");
+    this.cniBinDir = inside("cni", "bin");
+    this.cniConfDir = inside("cni", "net.d");
+    this.agentSwitchDir = inside("mesh");
+    this.agentReadyFile = inside("mesh", "agent-ready");
+    this.meshLog = inside("mesh-cni.log");
+    this.kubeletRoot = inside("kubelet");
+    this.podLogsDir = inside("pod-logs");
+    this.cgroupRoot = `/${NODE_DIR_PREFIX}${this.id}`;
+    this.bridge = `${BRIDGE_PREFIX}${this.id}`;
+    this.podSubnet = `10.213.${createHash("sha256").update(this.id).digest()[0] ?? 0}.0/24`;
   }
 }

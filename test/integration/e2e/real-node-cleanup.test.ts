@@ -5,11 +5,10 @@ import { fileURLToPath } from "node:url";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { ControlPlane } from "../../harness/control-plane.js";
-import { meshedPodSpec } from "../../harness/real-node/mesh-workloads.js";
 import { cleanUpAbandonedNodes, nodeLeftovers } from "../../harness/real-node/node-cleanup.js";
 import { NodeLayout } from "../../harness/real-node/node-layout.js";
+import { startPinnedPod } from "../../harness/real-node/pinned-pod.js";
 import { RealNode } from "../../harness/real-node/real-node.js";
-import { waitFor } from "../../harness/wait.js";
 
 const NOTHING = { processes: [], mounts: [], cgroups: [], bridge: false, shimSockets: [], dir: false };
 const CHILD = fileURLToPath(new URL("../../harness/real-node/crash-child.js", import.meta.url));
@@ -32,18 +31,7 @@ describe("e2e on a real node: cleanup", function () {
     try {
       const node = await RealNode.start(plane);
       const api = plane.kubeConfig().makeApiClient(CoreV1Api);
-      await api.createNamespacedPod({
-        namespace: "default",
-        body: { metadata: { name: "app" }, spec: { ...meshedPodSpec(node), nodeName: node.name } },
-      });
-      await waitFor(
-        "the pod's validator to have run",
-        async () => {
-          const pod = await api.readNamespacedPod({ namespace: "default", name: "app" });
-          return pod.status?.initContainerStatuses?.[0]?.lastState?.terminated !== undefined;
-        },
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
+      await startPinnedPod(api, node, "app", "validator-ran");
       expectRunningNode(node.layout);
       await node.stop();
       expect(nodeLeftovers(node.layout)).to.deep.equal(NOTHING);
