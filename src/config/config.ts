@@ -6,7 +6,7 @@ import { ISTIO_AGENT_NAMESPACE, ISTIO_RULE } from "../safety/istio-repair-settin
 import { environmentUse, refuseVariable } from "./applicability.js";
 import type { Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";
-import { envVarName, type FlagName, type FlagValues, flagNames, flags } from "./flags.js";
+import { envVarName, type FlagName, type FlagTable, type FlagValues, flagNames, flags } from "./flags.js";
 import { type Command, readArgs, type Setting } from "./read-args.js";
 import { buildRules } from "./rules.js";
 import { fieldSelector, liftNamespace, type Scope, scopeOf } from "./selectors.js";
@@ -115,13 +115,18 @@ export type ParsedConfig = {
  * A flag or its CNI_REPAIR_* env var, else the default; both given must agree (refuseDisagreement). Throws
  * ConfigError naming the flag or env var and the bad text, a flag and a variable that disagree, an unknown CNI_REPAIR_* variable, or a flag (or, for run, a variable) the
  * subcommand does not accept (applicability.ts). For help and version only argv is checked and config holds the
- * defaults, so a broken environment cannot stop someone reading --help.
+ * defaults, so a broken environment cannot stop someone reading --help. `table` is the flag table; tests give one
+ * built from changed presets.
  */
-export function parseConfig(argv: string[], env: Record<string, string | undefined>): ParsedConfig {
+export function parseConfig(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  table: FlagTable = flags,
+): ParsedConfig {
   const args = readArgs(argv);
   const { command } = args;
   if (command === "help" || command === "version") {
-    return { command, ...(args.helpFor && { helpFor: args.helpFor }), config: defaultConfig() };
+    return { command, ...(args.helpFor && { helpFor: args.helpFor }), config: defaultConfig(table) };
   }
   rejectUnknownEnv(
     env,
@@ -139,12 +144,12 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
     const fromArgv = args.settings.get(name);
     if (fromArgv === undefined) continue;
     const fromEnv = given.get(name);
-    if (fromEnv !== undefined) refuseDisagreement(name, fromEnv, fromArgv);
+    if (fromEnv !== undefined) refuseDisagreement(table, name, fromEnv, fromArgv);
     given.set(name, fromArgv);
   }
   return {
     command,
-    config: toConfig(parseValues(given), given),
+    config: toConfig(table, parseValues(table, given), given),
     ...(args.target && { target: args.target }),
   };
 }
@@ -153,9 +158,9 @@ export function parseConfig(argv: string[], env: Record<string, string | undefin
  * A variable and a flag for one setting must agree (the same value, however written: 10s and 10000ms): a silent
  * winner would leave a Deployment's env or an overlay's flag doing nothing, with nobody told.
  */
-function refuseDisagreement(name: FlagName, fromEnv: Setting, fromArgv: Setting): void {
+function refuseDisagreement(table: FlagTable, name: FlagName, fromEnv: Setting, fromArgv: Setting): void {
   const [env, argv] = [fromEnv, fromArgv].map((setting) => {
-    const parsed = flags[name].parse(setting.text);
+    const parsed = table[name].parse(setting.text);
     if (!parsed.ok) throw invalidValue(setting.source, setting.text, parsed.reason);
     return parsed.value;
   });
@@ -167,28 +172,28 @@ function refuseDisagreement(name: FlagName, fromEnv: Setting, fromArgv: Setting)
 }
 
 /** The config with every flag at its default. */
-export function defaultConfig(): Config {
-  return toConfig(parseValues(new Map()), new Map());
+export function defaultConfig(table: FlagTable = flags): Config {
+  return toConfig(table, parseValues(table, new Map()), new Map());
 }
 
-function parseValues(given: ReadonlyMap<FlagName, Setting>): FlagValues {
+function parseValues(table: FlagTable, given: ReadonlyMap<FlagName, Setting>): FlagValues {
   // Built by name, so TypeScript cannot follow the per-key types; each value comes from that key's own parser.
   const values: Record<string, unknown> = {};
   for (const name of flagNames) {
     const setting = given.get(name);
     if (setting === undefined) {
-      values[name] = flags[name].default;
+      values[name] = table[name].default;
       continue;
     }
-    const parsed = flags[name].parse(setting.text);
+    const parsed = table[name].parse(setting.text);
     if (!parsed.ok) throw invalidValue(setting.source, setting.text, parsed.reason);
     values[name] = parsed.value;
   }
   return values as FlagValues;
 }
 
-function toConfig(values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Config {
-  const at = (name: FlagName): Setting => given.get(name) ?? { text: flags[name].defaultText, source: `--${name}` };
+function toConfig(table: FlagTable, values: FlagValues, given: ReadonlyMap<FlagName, Setting>): Config {
+  const at = (name: FlagName): Setting => given.get(name) ?? { text: table[name].defaultText, source: `--${name}` };
   if (values["retry-base-delay"] > values["retry-max-delay"]) {
     const base = at("retry-base-delay");
     throw invalidValue(base.source, base.text, `expected at most --retry-max-delay (${at("retry-max-delay").text})`);

@@ -2,8 +2,9 @@
 
 import type { FlagGroup, Subcommand } from "./commands.js";
 import { durationExpectation, formatDuration, parseDuration } from "./duration.js";
+import { isDnsLabel } from "./names.js";
 
-export type FlagType = "string" | "int" | "duration" | "bool" | "list" | "enum";
+export type FlagType = "string" | "int" | "duration" | "fraction" | "bool" | "list" | "enum";
 
 /** A parsed value, or why the text is wrong, phrased to follow `invalid --flag "text": `. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
@@ -93,6 +94,18 @@ export function durationFlag(
   });
 }
 
+/**
+ * A share of something, greater than 0 and at most 1, in plain decimal ("0.5", ".25", "1"): "50%", "1e-1" or "+0.5"
+ * are more likely a mistake than intent.
+ */
+export function fractionFlag(spec: Common & { readonly default: string }): Flag<number> {
+  const parse = (text: string): Parsed<number> =>
+    /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(text) && Number(text) > 0
+      ? ok(Number(text))
+      : fail("expected a fraction greater than 0 and at most 1, e.g. 0.5");
+  return parsedFlag("fraction", spec, spec.default, "<0-1>", parse, { allowed: "more than 0, at most 1" });
+}
+
 const boolWords: Readonly<Record<string, boolean>> = { true: true, false: false, 1: true, 0: false };
 
 /** Off by default; `--x` alone means true. */
@@ -133,6 +146,14 @@ export function listFlag<T = string>(
     return ok(Object.freeze(values));
   };
   return parsedFlag("list", spec, spec.default, "<list>", parse);
+}
+
+/** Comma-separated namespace names (DNS labels); the bad one is named. */
+export function namespaceListFlag(spec: Common & { readonly default: string }): Flag<readonly string[]> {
+  return listFlag({
+    ...spec,
+    item: (text) => (isDnsLabel(text) ? ok(text) : fail(`expected namespace names, got ${JSON.stringify(text)}`)),
+  });
 }
 
 export function enumFlag<const C extends readonly string[]>(

@@ -3,7 +3,7 @@
 
 import { accepts, ENVIRONMENT_RULE } from "./applicability.js";
 import { FLAG_GROUPS, SUBCOMMANDS, type Subcommand } from "./commands.js";
-import { envVarName, type FlagName, flagNames, flags } from "./flags.js";
+import { envVarName, type FlagName, type FlagTable, flagNames, flags } from "./flags.js";
 
 type CommandHelp = {
   /** After "Usage: ". */
@@ -66,12 +66,15 @@ const COMMANDS: Readonly<Record<Subcommand, CommandHelp>> = {
   },
 };
 
-/** The overview (no subcommand), or one subcommand's usage, grouped flags, environment rule and examples. */
-export function helpText(command?: Subcommand): string {
-  return `${(command === undefined ? overview() : commandHelp(command)).join("\n")}\n`;
+/**
+ * The overview (no subcommand), or one subcommand's usage, grouped flags, environment rule and examples. `table` is
+ * the flag table; tests give one built from changed presets.
+ */
+export function helpText(command?: Subcommand, table: FlagTable = flags): string {
+  return `${(command === undefined ? overview(table) : commandHelp(command, table)).join("\n")}\n`;
 }
 
-function overview(): string[] {
+function overview(table: FlagTable): string[] {
   const width = Math.max(...SUBCOMMANDS.map((name) => commandWord(name).length)) + 4;
   return [
     "Usage: cni-repair <command> [flags]",
@@ -83,7 +86,7 @@ function overview(): string[] {
     `  ${"help [command]".padEnd(width)}this overview, or a command's flags (as <command> --help)`,
     "",
     "Flags:",
-    ...flagEntries(["help", "version"]),
+    ...flagEntries(table, ["help", "version"]),
     "",
     "Without a command, cni-repair prints this and exits 0: the controller starts only with 'run'.",
     "Run 'cni-repair help <command>' for the flags of a command.",
@@ -94,12 +97,12 @@ function overview(): string[] {
 const commandWord = (name: Subcommand): string =>
   COMMANDS[name].usage.replace(/^cni-repair \S+/, name).replace(" [flags]", "");
 
-function commandHelp(command: Subcommand): string[] {
+function commandHelp(command: Subcommand, table: FlagTable): string[] {
   const { usage, about, examples } = COMMANDS[command];
   const lines = [`Usage: ${usage}`, "", ...about];
   for (const group of FLAG_GROUPS) {
-    const names = flagNames.filter((name) => flags[name].group === group && accepts(command, name));
-    if (names.length > 0) lines.push("", `${group}:`, ...flagEntries(names));
+    const names = flagNames.filter((name) => table[name].group === group && accepts(command, name));
+    if (names.length > 0) lines.push("", `${group}:`, ...flagEntries(table, names));
   }
   lines.push(
     "",
@@ -118,9 +121,9 @@ function commandHelp(command: Subcommand): string[] {
 }
 
 /** Name, value type, help, default, allowed range and env var of each flag. */
-function flagEntries(names: readonly FlagName[]): string[] {
+function flagEntries(table: FlagTable, names: readonly FlagName[]): string[] {
   return names.flatMap((name) => {
-    const flag = flags[name];
+    const flag = table[name];
     const short = flag.short === undefined ? "" : `-${flag.short}, `;
     const value = flag.valueName === "" ? "" : ` ${flag.valueName}`;
     const defaultText = flag.defaultText === "" ? '""' : flag.defaultText;

@@ -55,9 +55,14 @@ const istioAmbient: AmbientRule = Object.freeze({
   ztunnelNamespace: "istio-system",
 });
 
-const presets = { istio, linkerd, "istio-ambient": istioAmbient } as const;
+/**
+ * Every built-in rule by name: the one source of their values. The flags that tune a preset (--ambient-*,
+ * --ztunnel-*) take their defaults from here (config/flags.ts), so editing a value here changes the default.
+ */
+export const PRESETS = Object.freeze({ istio, linkerd, "istio-ambient": istioAmbient });
 
-export type PresetName = keyof typeof presets;
+export type Presets = typeof PRESETS;
+export type PresetName = keyof Presets;
 
 export const presetNames: readonly PresetName[] = Object.freeze(["istio", "linkerd", "istio-ambient"]);
 
@@ -65,5 +70,5 @@ export const isPresetName = (name: string): name is PresetName => (presetNames a
 
 /** The preset rule with this name, or undefined for an unknown name (the config layer reports it). */
 export function presetRule(name: string): Rule | undefined {
-  return isPresetName(name) ? presets[name] : undefined;
+  return isPresetName(name) ? PRESETS[name] : undefined;
 }

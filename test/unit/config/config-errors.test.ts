@@ -88,6 +88,8 @@ const badValues: readonly (readonly [string, string, string[]?, string?])[] = [
   ["custom-rule-name", "x", [], "requires --custom-init-container"],
   ["namespaces", "Shop", [], "namespace names"],
   ["exclude-namespaces", "a,,b"],
+  ["exclude-namespaces", "a,b.c", [], 'namespace names, got "b.c"'],
+  ["ambient-excluded-namespaces", "kube-system,Bad_NS", [], 'namespace names, got "Bad_NS"'],
   ["delete-bare-pods", "yes", [], "expected true, false, 1 or 0"],
   ["max-deletions-per-minute", "-5", [], "0-100000"],
   ["deletion-burst", "0", [], "1-100000"],

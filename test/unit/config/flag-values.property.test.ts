@@ -128,28 +128,34 @@ describe("config/flag value spaces (properties)", () => {
     }
   });
 
-  it("--max-broken-fraction accepts exactly the decimals greater than 0 and at most 1", () => {
-    const flag = table["max-broken-fraction"];
-    const decimal = fc
-      .tuple(
-        fc.constantFrom("", "0", "1", "2", "10"),
-        fc.option(fc.string({ unit: fc.constantFrom("0", "1", "5", "9"), minLength: 1, maxLength: 4 })),
-      )
-      .map(([whole, fraction]) => (fraction === null ? whole : `${whole}.${fraction}`))
-      .filter((text) => text !== "");
-    fc.assert(
-      fc.property(decimal, (text) => {
-        const parsed = flag.parse(text);
-        const value = Number(text);
-        expect(parsed.ok, text).to.equal(value > 0 && value <= 1);
-        if (parsed.ok) expect(parsed.value).to.equal(value);
-      }),
-      { numRuns: 500 },
-    );
-    for (const bad of ["1e-1", "-0.5", "+0.5", "0.5 ", "NaN", "Infinity", "1.", "0x1"]) {
-      expect(flag.parse(bad).ok, bad).to.equal(false);
-    }
+  it("has the fraction flags", () => {
+    expect(ofType("fraction")).to.include.members(["max-broken-fraction", "startup-taint-max-share"]);
   });
+
+  for (const name of ofType("fraction")) {
+    it(`--${name} accepts exactly the decimals greater than 0 and at most 1`, () => {
+      const flag = table[name];
+      const decimal = fc
+        .tuple(
+          fc.constantFrom("", "0", "1", "2", "10"),
+          fc.option(fc.string({ unit: fc.constantFrom("0", "1", "5", "9"), minLength: 1, maxLength: 4 })),
+        )
+        .map(([whole, fraction]) => (fraction === null ? whole : `${whole}.${fraction}`))
+        .filter((text) => text !== "");
+      fc.assert(
+        fc.property(decimal, (text) => {
+          const parsed = flag.parse(text);
+          const value = Number(text);
+          expect(parsed.ok, text).to.equal(value > 0 && value <= 1);
+          if (parsed.ok) expect(parsed.value).to.equal(value);
+        }),
+        { numRuns: 500 },
+      );
+      for (const bad of ["1e-1", "-0.5", "+0.5", "0.5 ", "NaN", "Infinity", "1.", "0x1"]) {
+        expect(flag.parse(bad).ok, bad).to.equal(false);
+      }
+    });
+  }
 
   it("a value means the same from argv and from the environment: the same config, or an error either way", () => {
     const withEnv = flagNames.filter((name) => envVarName(name) !== undefined);
