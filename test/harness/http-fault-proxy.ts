@@ -5,7 +5,8 @@
 
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Agent, createServer as createHttpsServer, request as httpsRequest, type Server } from "node:https";
+import { Agent, createServer as createHttpsServer, type Server } from "node:https";
+import { closeProxy, forwardToApiServer, listenOnLoopback } from "./api-server-forwarding.js";
 
 export type ProxiedRequest = {
   readonly method: string;
@@ -65,9 +66,7 @@ export class HttpFaultProxy {
     const server = createHttpsServer({ cert, key }, (request, response) => {
       if (proxy) proxy.#handle(request, response, target);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const address = server.address();
-    proxy = new HttpFaultProxy(server, typeof address === "object" && address ? address.port : 0, agent);
+    proxy = new HttpFaultProxy(server, await listenOnLoopback(server), agent);
     return proxy;
   }
 
@@ -82,9 +81,7 @@ export class HttpFaultProxy {
   }
 
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#agent.destroy();
+    await closeProxy(this.#server, this.#agent);
   }
 
   #handle(request: IncomingMessage, response: ServerResponse, target: { host: string; port: number }): void {
@@ -123,29 +120,11 @@ export class HttpFaultProxy {
     }
     const entry: LoggedRequest = { ...seen, status: 0, injected: false };
     this.log.push(entry);
-    const forward = () => {
-      const upstream = httpsRequest(
-        {
-          host: target.host,
-          port: target.port,
-          method: seen.method,
-          path: seen.url,
-          headers: { ...request.headers, host: `${target.host}:${target.port}` },
-          agent: this.#agent,
-        },
-        (answer) => {
-          entry.status = answer.statusCode ?? 0;
-          entry.answeredAtMs = Date.now();
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-          answer.on("error", () => response.destroy());
-        },
-      );
-      upstream.on("error", () => response.destroy());
-      // A client that goes away (a cancelled watch) ends the upstream request too.
-      response.on("close", () => upstream.destroy());
-      request.pipe(upstream);
-    };
+    const forward = () =>
+      forwardToApiServer(request, response, { target, agent: this.#agent }, (status) => {
+        entry.status = status;
+        entry.answeredAtMs = Date.now();
+      });
     if (answer.delayMs !== undefined && answer.delayMs > 0) setTimeout(forward, answer.delayMs);
     else forward();
   }

@@ -2,7 +2,8 @@
 // every request over TLS with its own credentials (the admin token), so its clients need none.
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
+import { closeProxy, forwardToApiServer, listenOnLoopback } from "./api-server-forwarding.js";
 import type { ControlPlane } from "./control-plane.js";
 
 export class PlainHttpProxy {
@@ -19,39 +20,14 @@ export class PlainHttpProxy {
   static async start(plane: ControlPlane): Promise<PlainHttpProxy> {
     const target = plane.apiServerAddress;
     const agent = new Agent({ ca: readFileSync(plane.servingCertFiles.cert), keepAlive: true });
-    const server = createServer((request, response) => {
-      const upstream = httpsRequest(
-        {
-          ...target,
-          method: request.method,
-          path: request.url,
-          headers: {
-            ...request.headers,
-            host: `${target.host}:${target.port}`,
-            authorization: `Bearer ${plane.adminToken}`,
-          },
-          agent,
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-          answer.on("error", () => response.destroy());
-        },
-      );
-      upstream.on("error", () => response.destroy());
-      // A client that goes away (a cancelled watch) ends the upstream request too.
-      response.on("close", () => upstream.destroy());
-      request.pipe(upstream);
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const address = server.address();
-    const port = typeof address === "object" && address ? address.port : 0;
+    const server = createServer((request, response) =>
+      forwardToApiServer(request, response, { target, agent, authorization: `Bearer ${plane.adminToken}` }),
+    );
+    const port = await listenOnLoopback(server);
     return new PlainHttpProxy(server, `http://127.0.0.1:${port}`, agent);
   }
 
   async close(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#agent.destroy();
+    await closeProxy(this.#server, this.#agent);
   }
 }
