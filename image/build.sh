@@ -36,13 +36,7 @@ crane=$("$image_dir/go-tool.sh" github.com/google/go-containerregistry/cmd/crane
 syft=$("$image_dir/go-tool.sh" github.com/anchore/syft/cmd/syft "$SYFT_VERSION")
 "$image_dir/fetch-inputs.sh" >/dev/null
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/cni-repair-image.XXXXXX")
-crane_registry_pid=
-cleanup() {
-  [[ -z $crane_registry_pid ]] || kill "$crane_registry_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+crane_work_dir "${TMPDIR:-/tmp}/cni-repair-image.XXXXXX"
 
 # Runs a step with its chatter in a log that is shown only when the step fails.
 quietly() {

@@ -29,13 +29,7 @@ fi
 crane=$("$repo_root/image/go-tool.sh" github.com/google/go-containerregistry/cmd/crane "${CRANE_VERSION:-v0.22.1}")
 export SOURCE_DATE_EPOCH=0
 mkdir -p "$cache_root"
-work=$(mktemp -d "$cache_root/.building.XXXXXX")
-crane_registry_pid=
-cleanup() {
-  [[ -z $crane_registry_pid ]] || kill "$crane_registry_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+crane_work_dir "$cache_root/.building.XXXXXX"
 
 # One root file system for both: busybox with the applets the scripts call, and the scripts.
 mkdir -p "$work/rootfs/bin" "$work/rootfs/mesh" "$work/rootfs/tmp"
