@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { metricValue } from "./metrics-text.js";
 import { type Finished, runToEnd } from "./run-to-end.js";
 import { GiveUp, waitFor } from "./wait.js";
 
@@ -97,15 +98,7 @@ export class ControllerProcess {
 
   /** The value of one series on /metrics (0 when absent), e.g. metric("cni_repair_pods_repaired_total", {type: "delete", result: "success"}). */
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-    const { body } = await this.get("/metrics");
-    const wanted = Object.entries(labels);
-    for (const line of body.split("\n")) {
-      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!match || match[1] !== name) continue;
-      const series = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-      if (wanted.every(([key, value]) => series[key] === value)) return Number(match[3]);
-    }
-    return 0;
+    return metricValue((await this.get("/metrics")).body, name, labels);
   }
 
   /** Log lines whose msg is `msg` and whose fields include `fields`. */

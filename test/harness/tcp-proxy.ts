@@ -1,4 +1,4 @@
-// A loopback TCP proxy between a client and the API server that tests can break on purpose.
+// A TCP proxy between a client and the API server (on loopback unless told otherwise) that tests can break on purpose.
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
 type Pair = { readonly client: Socket; readonly upstream: Socket };
@@ -15,12 +15,12 @@ export class TcpProxy {
     server.on("connection", (client: Socket) => this.#accept(client, target));
   }
 
-  /** Listens on a loopback port (a free one by default) and forwards every connection to the target. */
-  static async start(target: { host: string; port: number }, port = 0): Promise<TcpProxy> {
+  /** Listens on a port of the address (loopback and a free port by default) and forwards every connection to the target. */
+  static async start(target: { host: string; port: number }, port = 0, host = "127.0.0.1"): Promise<TcpProxy> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
+      server.listen(port, host, () => {
         server.off("error", reject);
         resolve();
       });

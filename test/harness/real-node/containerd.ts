@@ -1,7 +1,7 @@
 // The real node's container runtime: Debian's containerd 1.6 with runc, with its own root, state, sockets, runc
 // state and CNI directories inside the node's directory (never the machine's /var/lib/containerd or
 // /run/containerd), the cgroupfs driver (no systemd here), and the test images imported (no registry here).
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManagedProcess } from "../managed-process.js";
 import { runToEnd } from "../run-to-end.js";
@@ -99,6 +99,29 @@ export class Containerd {
     ]);
     if (result.code !== 0) throw new Error(`ctr ${args.join(" ")} exited ${result.code}: ${result.stderr.trim()}`);
     return result.stdout;
+  }
+
+  /**
+   * Imports this machine's platform of an OCI image layout (e.g. dist/image/oci of `make image`) under `ref`, the
+   * reference a pod names: its image is then present, so IfNotPresent pulls nothing.
+   */
+  async importOciLayout(layoutDir: string, ref: string): Promise<void> {
+    const archive = join(this.#layout.dir, "oci-import.tar");
+    const tar = await runToEnd("tar", ["--create", "--file", archive, "--directory", layoutDir, "."]);
+    if (tar.code !== 0) throw new Error(`tar of ${layoutDir} exited ${tar.code}: ${tar.stderr.trim()}`);
+    const arch = { x64: "amd64", arm64: "arm64" }[process.arch as string] ?? process.arch;
+    try {
+      await this.ctr(
+        "images",
+        "import",
+        `--snapshotter=${this.#snapshotter}`,
+        `--platform=linux/${arch}`,
+        `--index-name=${ref}`,
+        archive,
+      );
+    } finally {
+      rmSync(archive, { force: true });
+    }
   }
 
   async #importImage(image: NodeImage): Promise<void> {

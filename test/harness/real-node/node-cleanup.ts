@@ -1,6 +1,6 @@
 // Removes everything a real test node created, on stop and after a crash: its processes (kubelet, containerd,
 // the shims and every container), the mounts under its directory (rootfs overlays, network namespaces, shm,
-// volumes), its cgroups, its bridge (the pods' veths go with their namespaces), the shim sockets containerd 1.6
+// volumes), its cgroups, its bridge (the pods' veths go with their namespaces) and Service address link, the shim sockets containerd 1.6
 // keeps in /run/containerd/s, the kernel settings the kubelet changed, and the directory. Synchronous, so that a
 // process exit handler can run it; every step finds its objects from the node's directory name alone.
 import { execFileSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isAlive } from "../owned-dirs.js";
-import { BRIDGE_PREFIX, NODE_DIR_PREFIX, NodeLayout } from "./node-layout.js";
+import { BRIDGE_PREFIX, NODE_DIR_PREFIX, NodeLayout, SERVICE_LINK_PREFIX } from "./node-layout.js";
 
 const CGROUP_V1 = "/sys/fs/cgroup";
 const SHIM_SOCKETS = "/run/containerd/s";
@@ -171,8 +171,13 @@ function removeCgroups(root: string): void {
   }
 }
 
-function removeBridge(bridge: string): void {
-  if (existsSync(`/sys/class/net/${bridge}`)) execFileSync("ip", ["link", "delete", bridge], { stdio: "ignore" });
+/** The node's network links that exist: its bridge, and the Service address's link if it served one. */
+function linksOf(layout: NodeLayout): string[] {
+  return [layout.bridge, layout.serviceLink].filter((link) => existsSync(`/sys/class/net/${link}`));
+}
+
+export function removeLink(link: string): void {
+  if (existsSync(`/sys/class/net/${link}`)) execFileSync("ip", ["link", "delete", link], { stdio: "ignore" });
 }
 
 /** What of the node exists right now (all empty once it is cleaned up). */
@@ -180,7 +185,7 @@ export type NodeLeftovers = {
   readonly processes: number[];
   readonly mounts: string[];
   readonly cgroups: string[];
-  readonly bridge: boolean;
+  readonly links: string[];
   readonly shimSockets: string[];
   readonly dir: boolean;
 };
@@ -192,7 +197,7 @@ export function nodeLeftovers(layout: NodeLayout): NodeLeftovers {
     cgroups: hierarchies()
       .map((hierarchy) => join(hierarchy, layout.cgroupRoot))
       .filter(existsSync),
-    bridge: existsSync(`/sys/class/net/${layout.bridge}`),
+    links: linksOf(layout),
     shimSockets: shimSockets(layout).filter(existsSync),
     dir: existsSync(layout.dir),
   };
@@ -204,7 +209,7 @@ export function cleanUpNode(layout: NodeLayout): void {
   removeShimSockets(layout);
   unmountAll(layout.dir);
   removeCgroups(layout.cgroupRoot);
-  removeBridge(layout.bridge);
+  for (const link of linksOf(layout)) removeLink(link);
   rmSync(layout.dir, { recursive: true, force: true });
   restoreSysctlsAfterLastNode();
 }
@@ -220,7 +225,8 @@ export function cleanUpAbandonedNodes(): void {
     for (const name of readdirSync(hierarchy)) if (name.startsWith(NODE_DIR_PREFIX)) ids.add(name);
   }
   for (const link of readdirSync("/sys/class/net")) {
-    if (link.startsWith(BRIDGE_PREFIX)) ids.add(NODE_DIR_PREFIX + link.slice(BRIDGE_PREFIX.length));
+    const prefix = [BRIDGE_PREFIX, SERVICE_LINK_PREFIX].find((p) => link.startsWith(p));
+    if (prefix) ids.add(NODE_DIR_PREFIX + link.slice(prefix.length));
   }
   for (const name of ids) {
     const layout = new NodeLayout(join(tmpdir(), name));

@@ -7,6 +7,8 @@ import { basename, join } from "node:path";
 export const NODE_DIR_PREFIX = "cni-repair-node-";
 /** The prefix of every real node's bridge. */
 export const BRIDGE_PREFIX = "crn-";
+/** The prefix of the link holding a cluster's Service address, on the node that serves it (kubernetes-service.ts). */
+export const SERVICE_LINK_PREFIX = "crs-";
 
 export class NodeLayout {
   readonly dir: string;
@@ -33,6 +35,8 @@ export class NodeLayout {
   readonly cgroupRoot: string;
   /** The pods' bridge (at most 15 characters, the kernel's limit for interface names). */
   readonly bridge: string;
+  /** The link (an empty bridge) that holds the cluster's "kubernetes" Service address when this node serves it. */
+  readonly serviceLink: string;
   /** The pods' subnet: one /24 out of 10.213.0.0/16, chosen by the id so that two nodes rarely share one. */
   readonly podSubnet: string;
 
@@ -54,6 +58,7 @@ export class NodeLayout {
     this.podLogsDir = inside("pod-logs");
     this.cgroupRoot = `/${NODE_DIR_PREFIX}${this.id}`;
     this.bridge = `${BRIDGE_PREFIX}${this.id}`;
+    this.serviceLink = `${SERVICE_LINK_PREFIX}${this.id}`;
     this.podSubnet = `10.213.${createHash("sha256").update(this.id).digest()[0] ?? 0}.0/24`;
   }
 }

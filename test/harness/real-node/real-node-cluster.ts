@@ -1,6 +1,8 @@
 // A cluster with one real node: the test control plane (ServiceAccount admission on), kube-controller-manager
 // (workloads, and the node lifecycle that lifts the not-ready taint once the kubelet reports Ready, and
-// DaemonSets), kube-scheduler, and a RealNode (kubelet + containerd) registered with it.
+// DaemonSets, and the kube-root-ca.crt ConfigMap a pod's projected ServiceAccount token comes with), kube-scheduler,
+// a RealNode (kubelet + containerd) registered with it, and the "kubernetes" Service served from that node, so that
+// an in-cluster client in a pod reaches the API server.
 import { randomBytes } from "node:crypto";
 import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { releaseBinaries } from "../binaries.js";
@@ -8,9 +10,14 @@ import { ControlPlane } from "../control-plane.js";
 import { startControllerManager, startScheduler } from "../kube-components.js";
 import type { ManagedProcess } from "../managed-process.js";
 import { waitFor } from "../wait.js";
+import { KubernetesService, serviceRange } from "./kubernetes-service.js";
 import { RealNode, type RealNodeOptions } from "./real-node.js";
 
-const EXTRA_CONTROLLERS = ["node-lifecycle-controller", "daemonset-controller"];
+const EXTRA_CONTROLLERS = [
+  "node-lifecycle-controller",
+  "daemonset-controller",
+  "root-ca-certificate-publisher-controller",
+];
 
 export class RealNodeCluster {
   readonly plane: ControlPlane;
@@ -20,19 +27,24 @@ export class RealNodeCluster {
   readonly api: CoreV1Api;
   readonly apps: AppsV1Api;
   readonly #components: ManagedProcess[];
+  readonly #service: KubernetesService;
 
-  private constructor(plane: ControlPlane, node: RealNode, components: ManagedProcess[]) {
+  private constructor(plane: ControlPlane, node: RealNode, components: ManagedProcess[], service: KubernetesService) {
     this.plane = plane;
     this.node = node;
     this.#nodes = [node];
     this.api = plane.kubeConfig().makeApiClient(CoreV1Api);
     this.apps = plane.kubeConfig().makeApiClient(AppsV1Api);
     this.#components = components;
+    this.#service = service;
   }
 
   static async start(options: RealNodeOptions = {}): Promise<RealNodeCluster> {
     const binaries = releaseBinaries(["kube-controller-manager", "kube-scheduler"]);
-    const plane = await ControlPlane.start({ serviceAccountAdmission: true });
+    const plane = await ControlPlane.start({
+      serviceAccountAdmission: true,
+      apiServerArgs: [`--service-cluster-ip-range=${serviceRange()}`],
+    });
     const components: ManagedProcess[] = [];
     let node: RealNode | undefined;
     try {
@@ -45,7 +57,7 @@ export class RealNodeCluster {
         startScheduler(plane, { kubeScheduler: binaries["kube-scheduler"] }),
       );
       node = await RealNode.start(plane, options);
-      return new RealNodeCluster(plane, node, components);
+      return new RealNodeCluster(plane, node, components, await KubernetesService.start(plane, node.layout));
     } catch (error) {
       await node?.stop();
       for (const component of components) await component.stop();
@@ -87,6 +99,7 @@ export class RealNodeCluster {
   }
 
   async stop(): Promise<void> {
+    await this.#service.stop();
     for (const node of this.#nodes) await node.stop();
     for (const component of this.#components) await component.stop();
     await this.plane.stop();

@@ -2,7 +2,7 @@
 // registered with the test API server, its pods on a bridge with the tests' mesh CNI plugin chained after it.
 // Root only (it creates cgroups, mounts and network interfaces). Everything it creates is removed by stop(),
 // by the test process's exit handler, and, after a crash, by the next start (node-cleanup.ts).
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { releaseBinaries } from "../binaries.js";
@@ -117,6 +117,17 @@ export class RealNode {
     const missing = this.meshRecords().filter((r) => !r.redirected && pods.includes(r.pod) && existsSync(r.netns));
     for (const record of missing) installRedirect(record.netns);
     return missing.length;
+  }
+
+  /**
+   * The ServiceAccount token the kubelet projected into a pod's kube-api-access volume: what the pod's process
+   * authenticates with (bound to the pod, so it names this node).
+   */
+  projectedToken(podUid: string): string {
+    const volumes = join(this.layout.kubeletRoot, "pods", podUid, "volumes", "kubernetes.io~projected");
+    const volume = readdirSync(volumes).find((name) => name.startsWith("kube-api-access-"));
+    if (!volume) throw new Error(`pod ${podUid} has no kube-api-access volume in ${volumes}`);
+    return readFileSync(join(volumes, volume, "token"), "utf8");
   }
 
   /** What the mesh plugin did for each sandbox, in order. */

@@ -7,23 +7,33 @@
 // and the mesh plugin's record of which sandbox got the rule.
 
 import { readFileSync } from "node:fs";
-import type { V1Pod } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { controllerDeletes, nodeWrites, podBindings } from "../../harness/audit-log.js";
+import { flags } from "../../../src/config/flags.js";
+import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
+import { controllerDeletes, nodeWrites, podBindings, podRequests } from "../../harness/audit-log.js";
+import { createPodInState } from "../../harness/broken-pods.js";
 import type { BrokenPodRecord } from "../../harness/cni-simulator.js";
+import { ensureNode } from "../../harness/controller-pod.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import { startRepair } from "../../harness/e2e-controller.js";
+import { metricValue } from "../../harness/metrics-text.js";
+import { controllerContainer, INSTALL } from "../../harness/overlays.js";
 import { agentDaemonSet, meshedPodSpec, meshedPodTemplate, meshMark } from "../../harness/real-node/mesh-workloads.js";
 import { KUBELET_SYSCTLS } from "../../harness/real-node/node-cleanup.js";
+import { installPerNode, removePerNode } from "../../harness/real-node/per-node-install.js";
 import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
 import { expectEachBrokenPodDeletedOnce, judgeWave } from "../../harness/repair-audit.js";
 import { waitFor } from "../../harness/wait.js";
 import { appPods, isHealthy } from "../../harness/workloads.js";
 
 const REPLICAS = 4;
+const PER_NODE_REPLICAS = 3;
 const MIN_READY_MS = 2_000;
 const VALIDATOR = "istio-validation";
 const STARTUP_TAINT = { key: "cni.istio.io/not-ready", effect: "NoSchedule" };
+/** The per-node overlay sets no --cni-agent-min-ready: the flag's default applies. */
+const SHIPPED_MIN_READY_MS = flags["cni-agent-min-ready"].default;
 
 /** The validator's last failure as the kubelet reported it: the terminated state with exit code 126, if any. */
 function validatorFailure(pod: V1Pod) {
@@ -41,11 +51,82 @@ const brokenRecord = (pod: V1Pod, atMs: number): BrokenPodRecord => ({
   restartPolicy: pod.spec?.restartPolicy ?? "Always",
 });
 
+/**
+ * The race: the node's mesh agent down (its DaemonSet in a namespace of its own), then a Deployment of the app in
+ * another, whose pods' sandboxes get no redirect rule.
+ */
+async function raceWithAgentDown(
+  cluster: RealNodeCluster,
+  app: string,
+  replicas: number,
+): Promise<{ agentNamespace: string; namespace: string }> {
+  const { apps, node } = cluster;
+  const agentNamespace = await cluster.createNamespace("cni");
+  const namespace = await cluster.createNamespace(app);
+  node.setMeshAgentReady(false);
+  await apps.createNamespacedDaemonSet({ namespace: agentNamespace, body: agentDaemonSet(node) });
+  await apps.createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name: app },
+      spec: { replicas, selector: { matchLabels: { app } }, template: meshedPodTemplate(node, app) },
+    },
+  });
+  return { agentNamespace, namespace };
+}
+
+/** Waits until `count` pods of the app have a validator that failed and was restarted (a crash loop); returns them. */
+async function crashLooping(
+  cluster: RealNodeCluster,
+  namespace: string,
+  app: string,
+  count: number,
+): Promise<BrokenPodRecord[]> {
+  return await waitFor(
+    `the ${count} ${app} pods' validators to fail and restart`,
+    async () => {
+      cluster.assertRunning();
+      const { pods } = await appPods(cluster.api, namespace, app);
+      const looping = pods.filter((pod) => (validatorFailure(pod)?.restarts ?? 0) >= 1);
+      return looping.length === count ? looping.map((pod) => brokenRecord(pod, Date.now())) : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 500 },
+  );
+}
+
+/** Waits until the app has exactly `count` pods, all healthy and none of them one of the broken ones. */
+async function healthyReplacements(
+  cluster: RealNodeCluster,
+  namespace: string,
+  app: string,
+  broken: readonly BrokenPodRecord[],
+): Promise<V1Pod[]> {
+  return await waitFor(
+    `${broken.length} healthy replacements`,
+    async () => {
+      cluster.assertRunning();
+      const { pods } = await appPods(cluster.api, namespace, app);
+      const fresh = pods.filter((pod) => isHealthy(pod) && !broken.some((b) => b.uid === pod.metadata?.uid));
+      return fresh.length === broken.length && pods.length === broken.length ? fresh : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 250 },
+  );
+}
+
+/** When the kubelet last reported the agent pod of the namespace Ready (its probe), to the second. */
+async function agentReadySince(api: CoreV1Api, agentNamespace: string): Promise<number> {
+  const [agent] = (await api.listNamespacedPod({ namespace: agentNamespace })).items;
+  const readyCondition = agent?.status?.conditions?.find((c) => c.type === "Ready");
+  expect(readyCondition?.status, "the agent's Ready condition").to.equal("True");
+  return new Date(readyCondition?.lastTransitionTime ?? 0).getTime();
+}
+
 describe("e2e on a real node: the CNI race, broken and repaired for real", function () {
   // The first run may build the kubelet (and kube-controller-manager, kube-scheduler) and the test images.
   this.timeout(30 * 60_000);
   let cluster: RealNodeCluster | undefined;
   let controller: ControllerProcess | undefined;
+  let perNodeInstalled = false;
 
   const sysctls = () => KUBELET_SYSCTLS.map((key) => `${key}=${readFileSync(`/proc/sys/${key}`, "utf8").trim()}`);
   let sysctlsBefore: string[] = [];
@@ -59,7 +140,10 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
       console.log(controller?.output());
       console.log(cluster?.logTails());
     }
-    const code = await controller?.stop();
+    if (perNodeInstalled && cluster) await removePerNode(cluster);
+    perNodeInstalled = false;
+    if (!controller) return;
+    const code = await controller.stop();
     controller = undefined;
     expect(code, "cni-repair exit code on SIGTERM").to.equal(0);
   });
@@ -70,24 +154,102 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     expect(sysctls(), "kernel settings after the nodes stopped").to.deep.equal(sysctlsBefore);
   });
 
+  it("per-node: cni-repair as the per-node overlay's DaemonSet runs it, its ServiceAccount held by the shipped admission policies, repairs only its own node's pods", async () => {
+    if (!cluster) throw new Error("no cluster");
+    const { api, node, plane } = cluster;
+    const { agentNamespace, namespace } = await raceWithAgentDown(cluster, "own", PER_NODE_REPLICAS);
+    // A second node with no kubelet and no agent, and a meshed pod bound to it whose status says its validator
+    // crash-loops: broken, but not this node's agent's to repair.
+    const otherNode = `${namespace}-other`;
+    await ensureNode(plane, otherNode);
+    await createPodInState(api, { namespace, name: "elsewhere", nodeName: otherNode });
+    const broken = await crashLooping(cluster, namespace, "own", PER_NODE_REPLICAS);
+
+    // The shipped per-node install: its image (make image) in the node's containerd under the name the DaemonSet
+    // gives, then the rendered overlay applied as is. The DaemonSet controller places a pod on each node.
+    const importStartedMs = Date.now();
+    const rendered = await installPerNode(cluster);
+    perNodeInstalled = true;
+    const importMs = Date.now() - importStartedMs;
+    const ownAgent = await waitFor(
+      `cni-repair's pod on ${node.name} to be Ready`,
+      async () => {
+        cluster?.assertRunning();
+        const pods = await api.listNamespacedPod({
+          namespace: INSTALL.namespace,
+          fieldSelector: `spec.nodeName=${node.name}`,
+        });
+        const pod = pods.items[0];
+        const ready = pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+        return ready ? pod : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const metrics = async () => (await fetch(`http://${ownAgent.status?.podIP}:8080/metrics`)).text();
+    expect(controllerContainer(rendered).image).to.equal(ownAgent.spec?.containers[0]?.image);
+
+    // The token the kubelet projected into that pod names its node: the own-node policy refuses it a pod elsewhere.
+    const token = node.projectedToken(ownAgent.metadata?.uid ?? "");
+    await policyInForce(() => podActions(plane, token, namespace).remove("elsewhere", true));
+    const refused = await podActions(plane, token, namespace).remove("elsewhere", true);
+    expect(refused.message).to.include(deniedBy("cni-repair-own-node"));
+    expect(refused.message).to.include(
+      `the per-node cni-repair of node ${node.name} may not delete or relabel pod ${namespace}/elsewhere on node ${otherNode}`,
+    );
+
+    await waitFor(
+      "cni-repair to hold its node's broken pods for the agent",
+      async () =>
+        metricValue(await metrics(), "cni_repair_pods_held", { reason: "cni_agent_not_ready" }) === broken.length,
+      { timeoutMs: 30_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(
+      auditedActions(plane, namespace).map(({ line }) => line),
+      "writes before the agent was Ready",
+    ).to.deep.equal([]);
+
+    const switchedAtMs = Date.now();
+    node.setMeshAgentReady(true);
+    await healthyReplacements(cluster, namespace, "own", broken);
+    const allRunningMs = Date.now() - switchedAtMs;
+    const agentReadyMs = await agentReadySince(api, agentNamespace);
+
+    // The API server's record of the ServiceAccount's writes: one DELETE per broken pod of its node, each after the
+    // agent had been Ready for the shipped min-ready; nothing at all on the other node's pod.
+    const writes = auditedActions(plane, namespace);
+    expect(writes.map(({ line }) => line).sort()).to.deep.equal(broken.map((pod) => `delete ${pod.name} 200`).sort());
+    const report = judgeWave(plane.auditLogPath, namespace, broken, agentReadyMs);
+    expect(report.wrong, "DELETEs of pods that were not broken").to.deep.equal([]);
+    expect(report.repeated, "UIDs deleted twice").to.deep.equal([]);
+    expect(report.unrepaired.map((pod) => pod.name)).to.deep.equal([]);
+    for (const deleted of report.deletes)
+      expect(deleted.atMs).to.be.at.least(agentReadyMs + SHIPPED_MIN_READY_MS - 100);
+    // Not even a read: every request of the ServiceAccount naming that pod is one of this test's dry runs.
+    const serviceAccount = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`;
+    const onOtherNode = podRequests(plane.auditLogPath, namespace).filter(
+      (e) => e.objectRef?.name === "elsewhere" && e.user?.username === serviceAccount,
+    );
+    expect(onOtherNode.filter((e) => !e.requestURI.includes("dryRun=All")).map((e) => e.verb)).to.deep.equal([]);
+    const elsewhere = await api.readNamespacedPod({ namespace, name: "elsewhere" });
+    expect(elsewhere.metadata?.deletionTimestamp, "the other node's pod").to.equal(undefined);
+
+    // The kubelet's view of cni-repair's own pod: it ran throughout, never restarted.
+    const own = await api.readNamespacedPod({ namespace: INSTALL.namespace, name: ownAgent.metadata?.name ?? "" });
+    expect(own.status?.containerStatuses?.[0]?.restartCount, "cni-repair's restarts").to.equal(0);
+    const lastDeleteMs = Math.max(...report.deletes.map((d) => d.atMs));
+    console.log(
+      `      per-node: ${broken.length} broken on ${node.name}, ${report.deletes.length} deleted by its DaemonSet pod, ` +
+        `0 requests on the other node's pod (${onOtherNode.length} dry runs with its token: 403); image import + install ${importMs} ms; ` +
+        `agent switched on -> all Running: ${allRunningMs} ms (agent Ready at +${agentReadyMs - switchedAtMs} ms, ` +
+        `last DELETE at +${lastDeleteMs - switchedAtMs} ms)`,
+    );
+  });
+
   it(`${REPLICAS} pods broken by the race crash-loop, are held until the agent is Ready, then replaced by pods that pass validation`, async () => {
     if (!cluster) throw new Error("no cluster");
-    const { api, apps, node, plane } = cluster;
-    const agentNamespace = await cluster.createNamespace("cni");
-    const namespace = await cluster.createNamespace("web");
-    node.setMeshAgentReady(false);
-    await apps.createNamespacedDaemonSet({ namespace: agentNamespace, body: agentDaemonSet(node) });
-    await apps.createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: "web" },
-        spec: {
-          replicas: REPLICAS,
-          selector: { matchLabels: { app: "web" } },
-          template: meshedPodTemplate(node, "web"),
-        },
-      },
-    });
+    const { api, node, plane } = cluster;
+    const { agentNamespace, namespace } = await raceWithAgentDown(cluster, "web", REPLICAS);
     // A bare restartPolicy Never pod broken the same way: the kubelet fails it for good; nothing may delete it.
     await api.createNamespacedPod({
       namespace,
@@ -98,16 +260,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     });
 
     // Broken for real: every validator exited 126 and the kubelet restarted it at least once (crash loop).
-    const broken = await waitFor(
-      `the ${REPLICAS} pods' validators to fail and restart`,
-      async () => {
-        cluster?.assertRunning();
-        const { pods } = await appPods(api, namespace, "web");
-        const looping = pods.filter((pod) => (validatorFailure(pod)?.restarts ?? 0) >= 1);
-        return looping.length === REPLICAS ? looping.map((pod) => brokenRecord(pod, Date.now())) : undefined;
-      },
-      { timeoutMs: 180_000, intervalMs: 500 },
-    );
+    const broken = await crashLooping(cluster, namespace, "web", REPLICAS);
     await waitFor(
       "the Never pod to fail on its validator",
       async () => {
@@ -137,23 +290,9 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
 
     const switchedAtMs = Date.now();
     node.setMeshAgentReady(true);
-    const final = await waitFor(
-      `${REPLICAS} healthy replacements`,
-      async () => {
-        cluster?.assertRunning();
-        const { pods } = await appPods(api, namespace, "web");
-        const fresh = pods.filter((pod) => isHealthy(pod) && !broken.some((b) => b.uid === pod.metadata?.uid));
-        return fresh.length === REPLICAS && pods.length === REPLICAS ? fresh : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 250 },
-    );
+    const final = await healthyReplacements(cluster, namespace, "web", broken);
     const allRunningMs = Date.now() - switchedAtMs;
-
-    // The agent's Ready as the kubelet reported it (its probe), to the second.
-    const [agent] = (await api.listNamespacedPod({ namespace: agentNamespace })).items;
-    const readyCondition = agent?.status?.conditions?.find((c) => c.type === "Ready");
-    expect(readyCondition?.status).to.equal("True");
-    const agentReadyMs = new Date(readyCondition?.lastTransitionTime ?? 0).getTime();
+    const agentReadyMs = await agentReadySince(api, agentNamespace);
 
     const report = judgeWave(plane.auditLogPath, namespace, broken, agentReadyMs);
     expectEachBrokenPodDeletedOnce(report);
