@@ -51,6 +51,9 @@ export function agentDaemonSet(node: RealNode): V1DaemonSet {
               readinessProbe: {
                 exec: { command: ["/bin/test", "-f", "/switch/agent-ready"] },
                 periodSeconds: 1,
+                // Not the default 1 s: under load an exec can take longer, and a timed-out probe would flap the
+                // agent NotReady (and move its Ready time) with the switch unchanged.
+                timeoutSeconds: 10,
                 failureThreshold: 1,
                 successThreshold: 1,
               },
