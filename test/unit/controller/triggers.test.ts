@@ -15,7 +15,7 @@ import { createMetrics } from "../../../src/observe/metrics.js";
 import type { AgentFacts } from "../../../src/safety/cni-agents.js";
 import { Holds } from "../../../src/safety/holds.js";
 import { Publisher } from "../../../src/util/publisher.js";
-import { exited, init, istioPod, podFacts } from "../detect/pod-facts-builder.js";
+import { exited, init, istioPod, podFacts } from "../../support/pod-builders.js";
 
 const istio = presetRule("istio") as Rule;
 const broken = (name: string, overrides: Partial<PodFacts> = {}) =>

@@ -4,7 +4,7 @@ import { UnenrolledSince } from "../../../src/controller/unenrolled-since.js";
 import type { DetectContext } from "../../../src/detect/ambient.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { AmbientRule } from "../../../src/detect/rule.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { podFacts } from "../../support/pod-builders.js";
 
 const ambient = presetRule("istio-ambient") as AmbientRule;
 const MODE = "istio.io/dataplane-mode";

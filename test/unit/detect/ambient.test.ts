@@ -4,7 +4,7 @@ import { type DetectContext, detect } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
-import { podFacts } from "./pod-facts-builder.js";
+import { podFacts } from "../../support/pod-builders.js";
 
 const ambient = presetRule("istio-ambient") as Rule;
 const NOW = Date.parse("2026-12-02T12:00:00Z");

@@ -5,7 +5,7 @@ import { detect, type Verdict } from "../../../src/detect/detect.js";
 import type { InitContainerFacts, PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { ValidatorRule as Rule } from "../../../src/detect/rule.js";
-import { exited, init, istioPod, linkerdPod, podFacts } from "./pod-facts-builder.js";
+import { exited, init, istioPod, linkerdPod, podFacts } from "../../support/pod-builders.js";
 
 const istio = presetRule("istio") as Rule;
 const linkerd = presetRule("linkerd") as Rule;

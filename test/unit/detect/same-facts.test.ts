@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { sameFacts } from "../../../src/detect/to-pod-facts.js";
-import { exited, init, podFacts } from "./pod-facts-builder.js";
+import { exited, init, podFacts } from "../../support/pod-builders.js";
 
 const base = podFacts({
   labels: { app: "reviews" },

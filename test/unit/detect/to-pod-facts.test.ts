@@ -7,6 +7,7 @@ import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { AmbientRule, ValidatorRule as Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
+import { exited, init, podFacts } from "../../support/pod-builders.js";
 import { istioPodJson } from "./raw-pod-fixture.js";
 
 const istio = presetRule("istio") as Rule;
@@ -15,37 +16,17 @@ const withMessage: Rule = { ...istio, name: "istio-msg", messageContains: "not r
 
 const schema = factsSchema([istio, linkerd], { labelKeys: ["app"] });
 
-const expectedFacts: PodFacts = {
+// The builder's defaults (uid, node, phase, creation time, ...) are the fixture's; the rest is spelt out.
+const expectedFacts: PodFacts = podFacts({
   namespace: "bookinfo",
   name: "reviews-v1-7d9f8b6c5-x2x4q",
-  uid: "0b5c3f6e-6a43-4c59-9d1f-1d1c7a0c9e01",
   resourceVersion: "4711023",
-  nodeName: "node-a",
-  phase: "Pending",
-  restartPolicy: "Always",
-  hostNetwork: false,
-  staticPod: false,
-  sandboxSinceMs: undefined,
-  deleting: false,
-  createdAtMs: Date.parse("2025-03-04T10:15:00Z"),
   owner: { kind: "ReplicaSet", name: "reviews-v1-7d9f8b6c5", uid: "5a0e0e3c-2b7b-4c53-8f0f-3f4d3a1f1d11" },
   labels: { app: "reviews" },
   // Only the annotation's presence matters to the istio rule: its long value is not kept.
   annotations: { "sidecar.istio.io/status": "" },
-  initContainers: [
-    {
-      name: "istio-validation",
-      state: "waiting",
-      lastTermination: {
-        exitCode: 126,
-        reason: "Error",
-        message: undefined,
-        finishedAtMs: Date.parse("2025-03-04T10:16:45Z"),
-      },
-      restartCount: 4,
-    },
-  ],
-};
+  initContainers: [init("istio-validation", "waiting", exited(126, undefined, Date.parse("2025-03-04T10:16:45Z")), 4)],
+});
 
 /** The fixture with one metadata/spec/status field replaced (or removed, with `undefined`). */
 function podWith(part: "metadata" | "spec" | "status", key: string, value: unknown): Record<string, unknown> {

@@ -1,48 +1,52 @@
 // InitialLister: the WatchList stream up to its initial-events-end bookmark, and the fallback to pages when the
-// server cannot stream (422, or a stream that ends without the bookmark), for good. A scripted transport at the
+// server cannot stream (422, or a stream that ends without the bookmark), for good. The scripted transport at the
 // seam; the real API server cases are in test/integration/controller/streamed-list.test.ts.
-import { Readable } from "node:stream";
 import { expect } from "chai";
 import { InitialLister, type InitialListOptions } from "../../../src/informer/initial-list.js";
-import { ApiError } from "../../../src/kube/api-error.js";
+import type { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
+import { scriptedTransport } from "../../support/scripted-transport.js";
 
 type Answer = "stream" | "422" | "500" | "no-bookmark";
 
 const pod = (name: string) => ({ metadata: { name, resourceVersion: "5" } });
-const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
-const END = line("BOOKMARK", {
+const event = (type: string, object: unknown) => ({ type, object });
+const END = event("BOOKMARK", {
   metadata: { resourceVersion: "42", annotations: { "k8s.io/initial-events-end": "true" } },
 });
 
 function scripted(answer: Answer) {
-  const seen = { streams: [] as string[], pages: 0 };
-  const transport = {
+  const { transport, calls } = scriptedTransport({
     // Two pages: p1 and p2, then (continue=next) p3.
-    request: async (_verb: string, _method: string, _path: string, options: { query: { continue?: string } }) => {
-      seen.pages++;
-      const first = options.query.continue === undefined;
+    request: (call) => {
+      const first = call.query.continue === undefined;
       return {
-        status: 200,
         body: {
           items: first ? [pod("p1"), pod("p2")] : [pod("p3")],
           metadata: { resourceVersion: "7", ...(first && { continue: "next" }) },
         },
       };
     },
-    stream: async (path: string, options: { query: Record<string, unknown> }) => {
-      seen.streams.push(`${path}?${new URLSearchParams(options.query as Record<string, string>)}`);
-      if (answer === "422") throw new ApiError("GET pods: 422", { status: 422 });
-      if (answer === "500") throw new ApiError("GET pods: 500", { status: 500 });
-      const text =
-        line("ADDED", pod("p1")) +
-        line("BOOKMARK", { metadata: { resourceVersion: "9" } }) +
-        line("ADDED", pod("p2")) +
-        (answer === "no-bookmark" ? "" : `${END}${line("MODIFIED", pod("p2"))}`);
-      return { status: 200, body: Readable.fromWeb(new Blob([text]).stream()) };
+    watch: () => {
+      if (answer === "422" || answer === "500") return { status: Number(answer) };
+      const events = [event("ADDED", pod("p1")), event("BOOKMARK", { metadata: { resourceVersion: "9" } })];
+      events.push(event("ADDED", pod("p2")));
+      if (answer !== "no-bookmark") events.push(END, event("MODIFIED", pod("p2")));
+      return { events };
+    },
+  });
+  /** The watch URLs dialled and the list pages asked for. */
+  const seen = {
+    get streams() {
+      return calls
+        .filter((call) => call.kind === "watch")
+        .map((call) => `${call.path}?${new URLSearchParams(call.query as Record<string, string>)}`);
+    },
+    get pages() {
+      return calls.filter((call) => call.kind === "request").length;
     },
   };
-  return { transport: transport as unknown as KubeTransport, seen };
+  return { transport, seen };
 }
 
 async function listOnce(lister: InitialLister, transport: KubeTransport) {

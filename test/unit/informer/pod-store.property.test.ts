@@ -5,7 +5,7 @@ import fc from "fast-check";
 import type { ContainerState, PodFacts } from "../../../src/detect/facts.js";
 import { podKey } from "../../../src/detect/facts.js";
 import { type PodChange, PodStore } from "../../../src/informer/pod-store.js";
-import { exited, init, podFacts } from "../detect/pod-facts-builder.js";
+import { exited, init, podFacts } from "../../support/pod-builders.js";
 
 // Small domains so keys collide and facts repeat often.
 const namespaceArb = fc.constantFrom("ns1", "ns2");

@@ -4,10 +4,7 @@ import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { podKey } from "../../../src/detect/facts.js";
 import { PodStore } from "../../../src/informer/pod-store.js";
-import { exited, init, podFacts } from "../detect/pod-facts-builder.js";
-
-const pod = (name: string, overrides: Partial<PodFacts> = {}): PodFacts =>
-  podFacts({ name, uid: `uid-${name}`, ...overrides });
+import { exited, init, namedPod as pod } from "../../support/pod-builders.js";
 
 const keyOf = (f: PodFacts): string => podKey(f.namespace, f.name);
 

@@ -1,39 +1,23 @@
 // The reflector's measure of life for /healthz: answers count (a list page, a watch's head, an error status),
-// dialling does not; a watch that answers its head and then goes silent is restarted as stalled. A scripted
+// dialling does not; a watch that answers its head and then goes silent is restarted as stalled. The scripted
 // transport at the seam; the real API server cases are in test/integration/controller/watch-faults.test.ts.
-import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { FactsStore } from "../../../src/informer/facts-store.js";
 import { Reflector } from "../../../src/informer/reflector.js";
-import { ApiError } from "../../../src/kube/api-error.js";
-import type { KubeTransport } from "../../../src/kube/transport.js";
 import type { WatchRestartReason } from "../../../src/observe/metrics.js";
+import { scriptedTransport } from "../../support/scripted-transport.js";
 
 type WatchAnswer = "no-response" | "500" | "silent-head";
 
-/** Lists answer at once with nothing; every watch dial gets `answer`. Counts dials and when the list was answered. */
-function scriptedTransport(answer: WatchAnswer) {
-  const seen = { dials: 0, listedAt: 0 };
-  const transport = {
-    server: "https://scripted",
-    request: async () => {
-      seen.listedAt = performance.now();
-      return { status: 200, body: { items: [], metadata: { resourceVersion: "1" } } };
-    },
-    stream: async (_path: string, options: { signal?: AbortSignal }) => {
-      seen.dials++;
-      if (answer === "no-response") throw new ApiError("GET /pods: no response: ECONNREFUSED", { status: 0 });
-      if (answer === "500") throw new ApiError("GET /pods: 500", { status: 500 });
-      // A head, then not a byte, until the reflector gives up on it.
-      const body = new ReadableStream<Uint8Array>({
-        start: (controller) =>
-          options.signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true }),
-      });
-      return { status: 200, body: Readable.fromWeb(body) };
-    },
-  };
-  return { transport: transport as unknown as KubeTransport, seen };
+/** Lists answer at once with nothing; every watch dial gets `answer`. */
+function transportAnswering(answer: WatchAnswer) {
+  return scriptedTransport({
+    request: () => ({ body: { items: [], metadata: { resourceVersion: "1" } } }),
+    // No response is status 0; a silent head is a stream that never sends a byte until the reflector gives up on it.
+    watch: () =>
+      answer === "no-response" ? { status: 0 } : answer === "500" ? { status: 500 } : { events: [], hang: true },
+  });
 }
 
 /**
@@ -41,7 +25,16 @@ function scriptedTransport(answer: WatchAnswer) {
  * longer than `ms` for the dials and restarts the case looks at; waiting for them keeps the case about order).
  */
 async function runFor(answer: WatchAnswer, ms: number, done: (dials: number, restarts: number) => boolean) {
-  const { transport, seen } = scriptedTransport(answer);
+  const { transport, calls } = transportAnswering(answer);
+  /** When the latest list was answered (0: not yet), and how many watches were dialled. */
+  const seen = {
+    get listedAt() {
+      return calls.findLast((call) => call.kind === "request")?.atMs ?? 0;
+    },
+    get dials() {
+      return calls.filter((call) => call.kind === "watch").length;
+    },
+  };
   const restarts: WatchRestartReason[] = [];
   const reflector = new Reflector<{ name: string }>({
     transport,

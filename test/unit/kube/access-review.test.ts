@@ -7,7 +7,7 @@ import {
   type Permission,
   requiredPermissions,
 } from "../../../src/kube/access-review.js";
-import type { ApiResponse, RequestOptions } from "../../../src/kube/transport.js";
+import { scriptedTransport } from "../../support/scripted-transport.js";
 
 const names = (permissions: readonly Permission[]) =>
   permissions.map(
@@ -94,17 +94,20 @@ describe("missingPermissions", () => {
     const reviews: unknown[] = [];
     let inFlight = 0;
     let maxInFlight = 0;
-    const transport = {
-      request: async (_verb: string, method: string, path: string, options: RequestOptions = {}) => {
-        expect([method, path]).to.deep.equal(["POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]);
-        reviews.push(options.body);
+    const { transport } = scriptedTransport({
+      request: async (call) => {
+        expect([call.method, call.path]).to.deep.equal([
+          "POST",
+          "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        ]);
+        reviews.push(call.body);
         maxInFlight = Math.max(maxInFlight, ++inFlight);
         await new Promise((resolve) => setImmediate(resolve));
         inFlight--;
-        const attributes = (options.body as { spec: { resourceAttributes: { verb: string } } }).spec.resourceAttributes;
-        return { status: 201, body: { status: { allowed: attributes.verb !== "delete" } } } satisfies ApiResponse;
+        const attributes = (call.body as { spec: { resourceAttributes: { verb: string } } }).spec.resourceAttributes;
+        return { body: { status: { allowed: attributes.verb !== "delete" } } };
       },
-    };
+    });
     const permissions = requiredPermissions({
       mode: "delete",
       deleteBarePods: false,

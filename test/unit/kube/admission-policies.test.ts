@@ -1,24 +1,25 @@
 // admissionPolicyState: what a GET of the policy and its binding says, through a scripted transport.
 import { expect } from "chai";
 import { admissionPolicyState } from "../../../src/kube/admission-policies.js";
-import { ApiError } from "../../../src/kube/api-error.js";
-import type { ApiResponse } from "../../../src/kube/transport.js";
+import { scriptedTransport } from "../../support/scripted-transport.js";
 
 const API = "/apis/admissionregistration.k8s.io/v1";
 const NAME = "cni-repair-own-node";
 
 /** Answers GETs from a table of path → body; a path not in it is 404, a status number throws that status. */
 function scripted(answers: Record<string, unknown>) {
-  const paths: string[] = [];
+  const { transport, calls } = scriptedTransport({
+    request: (call) => {
+      expect(call.method).to.equal("GET");
+      const answer = answers[call.path];
+      if (answer === undefined) return { status: 404 };
+      return typeof answer === "number" ? { status: answer } : { body: answer };
+    },
+  });
   return {
-    paths,
-    request: async (_verb: string, method: string, path: string): Promise<ApiResponse> => {
-      expect(method).to.equal("GET");
-      paths.push(path);
-      const answer = answers[path];
-      if (answer === undefined) throw new ApiError(`GET ${path}: 404`, { status: 404, reason: "NotFound" });
-      if (typeof answer === "number") throw new ApiError(`GET ${path}: ${answer}`, { status: answer });
-      return { status: 200, body: answer };
+    request: transport.request,
+    get paths() {
+      return calls.map((call) => call.path);
     },
   };
 }

@@ -4,16 +4,15 @@ import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
 import { type GuardOptions, SafetyGuards } from "../../../src/safety/guards.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { uniquePod } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;
 const START = Date.parse("2025-03-04T10:20:00Z");
 const OWNER = { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: "owner-1" };
 
-let serial = 0;
 const pod = (overrides: Partial<PodFacts> = {}): PodFacts =>
-  podFacts({ uid: `uid-${++serial}`, name: `reviews-${serial}`, nodeName: "node-a", owner: OWNER, ...overrides });
+  uniquePod({ nodeName: "node-a", owner: OWNER, ...overrides });
 
 const agent = (name: string, nodeName: string, readySinceMs: number | undefined): AgentFacts => ({
   namespace: "istio-system",

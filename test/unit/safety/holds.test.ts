@@ -6,7 +6,7 @@ import type { PodFacts } from "../../../src/detect/facts.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { HOLD_REASONS, type HoldReason } from "../../../src/safety/hold-reasons.js";
 import { Holds } from "../../../src/safety/holds.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { namedPod as pod } from "../../support/pod-builders.js";
 
 function setup() {
   const registry = new Registry();
@@ -23,8 +23,6 @@ function setup() {
   return { holds, read };
 }
 
-const pod = (name: string, overrides: Partial<PodFacts> = {}): PodFacts =>
-  podFacts({ name, uid: `uid-${name}`, ...overrides });
 const keyOf = (facts: PodFacts) => `${facts.namespace}/${facts.name}`;
 /** The reason a key is held for, read through the public keys() query. */
 const reasonOf = (holds: Holds, key: string) => HOLD_REASONS.find((reason) => holds.keys([reason]).includes(key));

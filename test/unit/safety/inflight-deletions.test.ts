@@ -4,11 +4,9 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { InflightDeletions } from "../../../src/safety/inflight-deletions.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { podFacts, uniquePod } from "../../support/pod-builders.js";
 
-let serial = 0;
-const pod = (nodeName: string | undefined, namespace = "shop"): PodFacts =>
-  podFacts({ uid: `uid-${++serial}`, name: `p-${serial}`, nodeName, namespace });
+const pod = (nodeName: string | undefined, namespace = "shop"): PodFacts => uniquePod({ nodeName, namespace }, "p");
 
 describe("safety/inflight-deletions", () => {
   it("holds at the node cap until a slot is released", () => {

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { LoopBackoff } from "../../../src/safety/loop-backoff.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { uniquePod } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;
@@ -13,17 +13,17 @@ const MINUTE = 60 * SECOND;
 const START = Date.parse("2025-03-04T10:20:00.700Z");
 const OWNER = { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: "owner-1" };
 
-let serial = 0;
 /** A pod of OWNER on node-a, created at `createdAtMs` (whole seconds, as the API server reports it). */
 const replica = (createdAtMs: number | undefined, overrides: Partial<PodFacts> = {}): PodFacts =>
-  podFacts({
-    uid: `uid-${++serial}`,
-    name: `reviews-7d9f8b6c5-${serial}`,
-    nodeName: "node-a",
-    owner: OWNER,
-    createdAtMs: createdAtMs === undefined ? undefined : Math.floor(createdAtMs / 1000) * 1000,
-    ...overrides,
-  });
+  uniquePod(
+    {
+      nodeName: "node-a",
+      owner: OWNER,
+      createdAtMs: createdAtMs === undefined ? undefined : Math.floor(createdAtMs / 1000) * 1000,
+      ...overrides,
+    },
+    "reviews-7d9f8b6c5",
+  );
 
 function setup(baseMs = MINUTE, maxMs = 8 * MINUTE) {
   const clock = new FakeClock(START);

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import type { ContainerState, PodFacts, Termination } from "../../../src/detect/facts.js";
 import type { IstioRepairSettings, IstioRepairState } from "../../../src/safety/istio-repair-settings.js";
 import { ISTIO_REPAIR_GRACE_MS, meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
-import { exited, init, podFacts } from "../detect/pod-facts-builder.js";
+import { exited, init, podFacts } from "../../support/pod-builders.js";
 
 const NOW = Date.parse("2026-12-04T12:00:00Z");
 const MIN_READY = 10_000;

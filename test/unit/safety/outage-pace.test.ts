@@ -6,7 +6,7 @@ import { decide, isPaced } from "../../../src/decide/decide.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { podFacts } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;

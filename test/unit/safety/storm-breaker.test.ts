@@ -4,7 +4,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "../../../src/safety/storm-breaker.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { podFacts } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
 const HEALTHY: PodStanding = { meshed: true, broken: false };

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import type { StormTransition } from "../../../src/safety/storm-breaker.js";
-import { podFacts } from "../detect/pod-facts-builder.js";
+import { podFacts } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;

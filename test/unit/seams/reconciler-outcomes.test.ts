@@ -16,8 +16,8 @@ import { createMetrics } from "../../../src/observe/metrics.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import { Holds } from "../../../src/safety/holds.js";
 import { silentLogger } from "../../support/loggers.js";
-import { exited, init, istioPod } from "../detect/pod-facts-builder.js";
-import { type ScriptedAnswer, type ScriptedCall, scriptedTransport } from "./scripted-transport.js";
+import { exited, init, istioPod } from "../../support/pod-builders.js";
+import { type ScriptedAnswer, type ScriptedCall, scriptedTransport } from "../../support/scripted-transport.js";
 
 const RETRY_AFTER_SECONDS = 7;
 

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { FactsStore, type StoreChange } from "../../../src/informer/facts-store.js";
 import { Reflector } from "../../../src/informer/reflector.js";
 import type { WatchRestartReason } from "../../../src/observe/metrics.js";
-import { type Script, type ScriptedCall, scriptedTransport } from "./scripted-transport.js";
+import { type Script, type ScriptedCall, scriptedTransport } from "../../support/scripted-transport.js";
 
 type Item = { readonly name: string; readonly value: string };
 const raw = (name: string, resourceVersion: string, value = "v1") => ({ metadata: { name, resourceVersion }, value });

@@ -1,10 +1,12 @@
-// A KubeTransport that answers from a script, for unit tests at the seam between our code and the API server:
-// each request and stream is recorded, and answered by the test's function (a body, or an ApiError thrown).
+// The one KubeTransport of the unit tests: it answers from a script, at the seam between our code and the API
+// server. Each request and stream is recorded, and answered by the test's function (a body, or an ApiError thrown).
 import { Readable } from "node:stream";
-import { ApiError } from "../../../src/kube/api-error.js";
-import type { KubeTransport } from "../../../src/kube/transport.js";
+import { ApiError } from "../../src/kube/api-error.js";
+import type { KubeTransport } from "../../src/kube/transport.js";
 
 export type ScriptedCall = {
+  /** A request (list, get, delete, ...) or a stream (watch). */
+  readonly kind: "request" | "watch";
   readonly method: string;
   readonly path: string;
   readonly query: Readonly<Record<string, string | number | boolean | undefined>>;
@@ -23,7 +25,8 @@ export type ScriptedWatch =
   | { readonly status: number; readonly retryAfterSeconds?: number };
 
 export type Script = {
-  request?: (call: ScriptedCall) => ScriptedAnswer;
+  /** May answer later (a promise), for tests that look at requests in flight at once. */
+  request?: (call: ScriptedCall) => ScriptedAnswer | Promise<ScriptedAnswer>;
   watch?: (call: ScriptedCall) => ScriptedWatch;
 };
 
@@ -36,8 +39,13 @@ export function apiError(status: number, retryAfterSeconds?: number): ApiError {
 
 export function scriptedTransport(script: Script): { transport: KubeTransport; calls: ScriptedCall[] } {
   const calls: ScriptedCall[] = [];
-  const record = (method: string, path: string, options: { query?: ScriptedCall["query"]; body?: unknown }) => {
-    const call = { method, path, query: options.query ?? {}, body: options.body, atMs: performance.now() };
+  const record = (
+    kind: ScriptedCall["kind"],
+    method: string,
+    path: string,
+    options: { query?: ScriptedCall["query"]; body?: unknown },
+  ) => {
+    const call = { kind, method, path, query: options.query ?? {}, body: options.body, atMs: performance.now() };
     calls.push(call);
     return call;
   };
@@ -50,12 +58,12 @@ export function scriptedTransport(script: Script): { transport: KubeTransport; c
       path: string,
       options: { query?: ScriptedCall["query"]; body?: unknown } = {},
     ) => {
-      const answer = (script.request ?? (() => ({ body: {} })))(record(method, path, options));
+      const answer = await (script.request ?? (() => ({ body: {} })))(record("request", method, path, options));
       if ("status" in answer) throw apiError(answer.status, answer.retryAfterSeconds);
       return { status: 200, body: answer.body };
     },
     stream: async (path: string, options: { query?: ScriptedCall["query"]; signal?: AbortSignal }) => {
-      const answer = (script.watch ?? (() => ({ events: [], hang: true })))(record("GET", path, options));
+      const answer = (script.watch ?? (() => ({ events: [], hang: true })))(record("watch", "GET", path, options));
       if ("status" in answer) throw apiError(answer.status, answer.retryAfterSeconds);
       const text = answer.events.map((event) => `${JSON.stringify(event)}\n`).join("");
       const body = new ReadableStream<Uint8Array>({

@@ -1,6 +1,6 @@
 // Builds PodFacts for tests: a plain running pod by default, changed by small overrides.
 
-import type { ContainerState, InitContainerFacts, PodFacts, Termination } from "../../../src/detect/facts.js";
+import type { ContainerState, InitContainerFacts, PodFacts, Termination } from "../../src/detect/facts.js";
 
 /** A termination as the kubelet reports it: exit 0 is "Completed", anything else "Error". */
 export const exited = (exitCode: number, message?: string, finishedAtMs?: number): Termination => ({
@@ -42,6 +42,17 @@ export function podFacts(overrides: Partial<PodFacts> = {}): PodFacts {
     initContainers: [],
     ...overrides,
   };
+}
+
+/** A pod told apart by its name: its UID is derived from it. */
+export const namedPod = (name: string, overrides: Partial<PodFacts> = {}): PodFacts =>
+  podFacts({ name, uid: `uid-${name}`, ...overrides });
+
+let serial = 0;
+/** A pod no other has been: a new name (`${prefix}-N`) and UID each call. */
+export function uniquePod(overrides: Partial<PodFacts> = {}, prefix = "reviews"): PodFacts {
+  serial++;
+  return podFacts({ uid: `uid-${serial}`, name: `${prefix}-${serial}`, ...overrides });
 }
 
 /** Pod carrying the Istio marker annotation, with the given init container statuses. */
