@@ -25,6 +25,11 @@ export type BenchParams = {
   readonly soakSampleSeconds: number;
   /** Rounds of the per-node (DaemonSet, in-cluster style) runs before the population grows; 0 skips them. */
   readonly perNodeRounds: number;
+  /** The node-scoped side-by-side runs with Istio's controller (scenarios/side-by-side.ts); 0 pods skips them. */
+  readonly side: SideBySideParams;
+  /** Pods on one node broken during its CNI agent's outage (scenarios/agent-outage.ts); 0 skips it. */
+  readonly outagePods: number;
+  readonly outageRounds: number;
   /** Requests in flight while creating pods. */
   readonly concurrency: number;
   /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
@@ -33,6 +38,24 @@ export type BenchParams = {
   readonly smoke: boolean;
   /** BENCH_CANDIDATE_MAIN and/or BENCH_CANDIDATE_NODE_FLAGS: a third controller, cni-repair as changed. */
   readonly candidate: { readonly main: string | undefined; readonly nodeFlags: readonly string[] } | undefined;
+};
+
+export type SideBySideParams = {
+  /** Healthy pods on the one node every controller watches. */
+  readonly pods: number;
+  readonly rounds: number;
+  /** Pause after sync (and after churn) before memory is read. */
+  readonly settleMs: number;
+  readonly idleSeconds: number;
+  /** Status writes on the node's pods for CPU per watch event, at `churnRate` per second. */
+  readonly cpuEvents: number;
+  readonly churnRate: number;
+  /** Isolated repairs: this many pods broken one at a time, `isolatedGapMs` apart. */
+  readonly isolatedPods: number;
+  readonly isolatedGapMs: number;
+  /** The burst: this many pods broken at `burstRate` per second. */
+  readonly burstPods: number;
+  readonly burstRate: number;
 };
 
 const ISSUE_SIZES = [1_000, 10_000, 50_000, 100_000];
@@ -70,6 +93,20 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
     soakReplicas: int(env, "BENCH_SOAK_REPLICAS", rounds, 1),
     soakSampleSeconds: int(env, "BENCH_SOAK_SAMPLE_SECONDS", smoke ? 2 : 60, 1),
     perNodeRounds: int(env, "BENCH_PER_NODE_ROUNDS", rounds),
+    side: {
+      pods: int(env, "BENCH_SIDE_PODS", smoke ? 30 : 1_000),
+      rounds: int(env, "BENCH_SIDE_ROUNDS", rounds, 1),
+      settleMs: smoke ? 500 : 2_000,
+      idleSeconds: int(env, "BENCH_SIDE_IDLE_SECONDS", smoke ? 1 : 10, 1),
+      cpuEvents: int(env, "BENCH_SIDE_CPU_EVENTS", smoke ? 50 : 3_000, 1),
+      churnRate: int(env, "BENCH_SIDE_CHURN_RATE", smoke ? 50 : 100, 1),
+      isolatedPods: int(env, "BENCH_SIDE_ISOLATED_PODS", smoke ? 2 : 15, 1),
+      isolatedGapMs: smoke ? 500 : 2_000,
+      burstPods: int(env, "BENCH_SIDE_BURST_PODS", smoke ? 5 : 100, 1),
+      burstRate: int(env, "BENCH_SIDE_BURST_RATE", 5, 1),
+    },
+    outagePods: int(env, "BENCH_OUTAGE_PODS", smoke ? 0 : 110),
+    outageRounds: int(env, "BENCH_OUTAGE_ROUNDS", rounds, 1),
     concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
     profile: env.BENCH_PROFILE === "1",
     outDir: env.BENCH_OUT ?? "bench/results",

@@ -7,6 +7,7 @@ import { startBenchCluster } from "./lib/cluster.js";
 import { bareListMs, type ControllerKind, detectOurFlags, OUR_MAIN } from "./lib/controllers.js";
 import { FakeKubelet } from "./lib/fake-kubelet.js";
 import { inClusterEnvironment } from "./lib/in-cluster.js";
+import { findIstioRepair } from "./lib/istio-repair.js";
 import { BenchClient } from "./lib/kube-client.js";
 import { describeMachine } from "./lib/machine.js";
 import { growPopulation } from "./lib/population.js";
@@ -14,14 +15,17 @@ import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
 import { perNodeTable } from "./report/per-node.js";
+import { agentOutageTable, sideBySideTable } from "./report/side-by-side.js";
 import { soakChart, soakTable } from "./report/soak.js";
 import { spread } from "./report/stats.js";
 import { summarize } from "./report/summary.js";
 import { type FloorRun, sizeTable } from "./report/table.js";
+import { type OutageRun, runAgentOutage } from "./scenarios/agent-outage.js";
 import type { BenchContext } from "./scenarios/context.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
 import { AGENT_NAMESPACE, createNodeAgentPods, type PerNodeRun, runPerNode } from "./scenarios/per-node.js";
+import { createSidePods, removeSidePods, runSideBySide, type SideRun } from "./scenarios/side-by-side.js";
 import { runSoak, type SoakResult } from "./scenarios/soak.js";
 import { runTrial, type TrialResult } from "./scenarios/trial.js";
 
@@ -43,6 +47,14 @@ const candidate = params.candidate && {
 };
 const kinds: ControllerKind[] = candidate ? ["cni-repair", "candidate", "baseline"] : ["cni-repair", "baseline"];
 if (candidate) progress(`candidate: ${candidate.main} ${candidate.nodeFlags.join(" ")}`);
+const istioRepair = findIstioRepair();
+// Istio's controller is node-scoped by construction (it always adds spec.nodeName=<node>): side-by-side runs only.
+const sideKinds: ControllerKind[] = istioRepair ? [...kinds, "istio"] : kinds;
+progress(
+  istioRepair
+    ? `Istio's repair controller: ${istioRepair}`
+    : "Istio's repair controller: not built, side-by-side runs without it (make bench builds it)",
+);
 progress(
   `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}; load ${machine.loadAverage.join(" ")}`,
 );
@@ -73,6 +85,7 @@ const ctx: BenchContext = {
   ourFlags,
   kinds,
   candidate,
+  istioRepair,
   resultsDir,
   progress,
   batchName: () => `v${(batches++).toString(36)}`,
@@ -84,6 +97,10 @@ const massRuns: { name: string; mass: MassResult }[] = [];
 let populationSeconds = 0;
 let soak: SoakResult | undefined;
 const perNodeRuns: PerNodeRun[] = [];
+const sideRuns: SideRun[] = [];
+const outageRuns: OutageRun[] = [];
+// The baseline knows no CNI agent (it deletes during the outage): the outage compares cni-repair and Istio.
+const outageKinds = sideKinds.filter((kind) => kind !== "baseline");
 try {
   await ensureVictimNamespaces(clients.setup);
   kubelet.start();
@@ -95,6 +112,24 @@ try {
         perNodeRuns.push(run);
         progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
       }
+    }
+  }
+  if (params.side.pods > 0) {
+    await createSidePods(ctx);
+    for (let round = 1; round <= params.side.rounds; round++) {
+      for (const controller of round % 2 === 1 ? sideKinds : [...sideKinds].reverse()) {
+        const run = await runSideBySide(ctx, round, controller);
+        sideRuns.push(run);
+        progress(`side by side, round ${round}, ${controller}: ${describeSide(run)}`);
+      }
+    }
+    await removeSidePods(ctx);
+  }
+  for (let round = 1; round <= (params.outagePods > 0 ? params.outageRounds : 0); round++) {
+    for (const controller of round % 2 === 1 ? outageKinds : [...outageKinds].reverse()) {
+      const run = await runAgentOutage(ctx, round, controller, params.outagePods, 300_000);
+      outageRuns.push(run);
+      progress(`agent outage, round ${round}, ${controller}: ${describeOutage(run)}`);
     }
   }
   let population = 0;
@@ -154,7 +189,22 @@ try {
 }
 
 const summaries = summarize(trials, kinds);
-const tables = (perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : [])
+const side = params.side;
+const tables = (
+  sideRuns.length > 0
+    ? [
+        sideBySideTable(sideRuns, sideKinds, {
+          pods: side.pods,
+          isolated: side.isolatedPods,
+          burst: side.burstPods,
+          burstRate: side.burstRate,
+          cpuEvents: side.cpuEvents,
+        }),
+      ]
+    : []
+)
+  .concat(outageRuns.length > 0 ? [agentOutageTable(outageRuns, outageKinds, params.outagePods)] : [])
+  .concat(perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : [])
   .concat(
     summaries.map((summary) =>
       sizeTable(
@@ -169,7 +219,7 @@ const tables = (perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : []
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, populationSeconds, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
@@ -188,11 +238,13 @@ const runs = readdirSync(params.outDir)
   .sort();
 for (const old of runs.slice(0, -KEEP_RUNS)) rmSync(resolve(params.outDir, old), { recursive: true, force: true });
 console.log(tables);
-const failed = [...trials, ...perNodeRuns].filter((t) => t.error !== undefined);
-for (const trial of failed)
-  progress(
-    `failed: ${trial.controller} at ${"size" in trial ? `${trial.size} pods` : "per-node"}, round ${trial.round}: ${trial.error}`,
-  );
+const failed = [
+  ...trials.map((run) => ({ ...run, where: `${run.size} pods` })),
+  ...perNodeRuns.map((run) => ({ ...run, where: "per-node" })),
+  ...sideRuns.map((run) => ({ ...run, where: "side by side" })),
+  ...outageRuns.map((run) => ({ ...run, where: "agent outage" })),
+].filter((run) => run.error !== undefined);
+for (const run of failed) progress(`failed: ${run.controller} at ${run.where}, round ${run.round}: ${run.error}`);
 progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
 // A smoke run must prove the scenarios work end to end: any failed trial fails it.
 if (params.smoke && (failed.length > 0 || (soak?.errors.length ?? 0) > 0)) process.exitCode = 1;
@@ -218,4 +270,26 @@ function describePerNode(run: PerNodeRun): string {
   if (run.error !== undefined) return `FAILED: ${run.error}`;
   const mb = (bytes: number | undefined) => ((bytes ?? Number.NaN) / 2 ** 20).toFixed(1);
   return `ready ${Math.round(run.emptyReadyMs ?? Number.NaN)} ms, idle RSS ${mb(run.idle?.rss)} MB; with 110 pods RSS ${mb(run.full?.rss)} MB`;
+}
+
+function describeSide(run: SideRun): string {
+  if (run.error !== undefined) return `FAILED: ${run.error}`;
+  const ms = (value: number | undefined, digits = 0) => (value ?? Number.NaN).toFixed(digits);
+  return [
+    `start-up ${ms(run.startupMs)} ms (ready ${ms(run.readyMs)} ms)`,
+    `isolated p50 ${ms(run.isolated?.p50, 1)} / p99 ${ms(run.isolated?.p99, 1)} ms`,
+    `${ms(run.cpuUsPerEvent)} µs/event, idle ${ms(run.idleCpuMsPerSecond, 2)} ms/s`,
+    `RSS ${ms((run.rssAfterSync ?? Number.NaN) / 2 ** 20)} / ${ms((run.rssAfterBurst ?? Number.NaN) / 2 ** 20)} MB`,
+    `burst p50 ${ms(run.burst?.p50)} / p99 ${ms(run.burst?.p99)} ms`,
+    `${ms(run.deletesPerRepairedPod, 2)} DELETEs per pod`,
+  ].join("; ");
+}
+
+function describeOutage(run: OutageRun): string {
+  if (run.error !== undefined) return `FAILED: ${run.error}`;
+  const s = (ms: number | undefined) => ((ms ?? Number.NaN) / 1000).toFixed(2);
+  return (
+    `${run.deleted}/${run.pods} deleted, the last ${s(run.recoveryMs)} s after the agent was back (first ${s(run.firstDeleteMs)} s); ` +
+    `${run.deletedDuringOutage} during the outage, ${run.deletedTwice} deleted twice, ${(run.deletesPerPod ?? Number.NaN).toFixed(2)} DELETEs per pod`
+  );
 }

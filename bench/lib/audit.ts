@@ -93,3 +93,32 @@ export function repairTimings(lines: readonly AuditLine[], keys: readonly string
       : [{ key, brokenReceivedMs: times[0], brokenAtMs: times[1], deletedAtMs: deleted.get(key) }];
   });
 }
+
+/**
+ * DELETE requests a controller sent for these pods, whatever the answer: a controller that deletes a pod again
+ * while it is already going (404 once it is gone, or a second 200) is counted for each request.
+ */
+export function controllerDeleteRequests(lines: readonly AuditLine[], keys: readonly string[]): number {
+  const wanted = new Set(keys);
+  return lines.filter(
+    (line) =>
+      line.verb === "delete" &&
+      !(line.userAgent ?? "").startsWith("bench-") &&
+      line.objectRef?.namespace !== undefined &&
+      line.objectRef.name !== undefined &&
+      wanted.has(victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name })),
+  ).length;
+}
+
+/** Pods among `keys` that a controller's DELETE succeeded on more than once (deleted again while already going). */
+export function deletedTwice(lines: readonly AuditLine[], keys: readonly string[]): number {
+  const wanted = new Set(keys);
+  const successes = new Map<string, number>();
+  for (const line of lines) {
+    if (line.verb !== "delete" || !ok(line) || (line.userAgent ?? "").startsWith("bench-")) continue;
+    if (!line.objectRef?.namespace || !line.objectRef.name) continue;
+    const key = victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name });
+    if (wanted.has(key)) successes.set(key, (successes.get(key) ?? 0) + 1);
+  }
+  return [...successes.values()].filter((count) => count > 1).length;
+}

@@ -1,7 +1,7 @@
 // Background churn: status writes on random healthy pods at a steady rate, each one a MODIFIED watch event.
 import { type BenchClient, podPath } from "./kube-client.js";
 import { readinessChurn } from "./pod-template.js";
-import { populationPod } from "./population.js";
+import { type PodRef, populationPod } from "./population.js";
 
 const TICK_MS = 10;
 const MAX_IN_FLIGHT = 32;
@@ -16,15 +16,17 @@ export class Churn {
   readonly #client: BenchClient;
   readonly #pods: number;
   readonly #perSecond: number;
+  readonly #pod: (i: number) => PodRef;
   #timer: NodeJS.Timeout | undefined;
   #inFlight = 0;
   #idle: (() => void) | undefined;
 
-  /** `pods`: churn the population pods [0, pods). */
-  constructor(client: BenchClient, pods: number, perSecond: number) {
+  /** `pods`: churn the pods [0, pods) of the population (or of the set `pod` names). */
+  constructor(client: BenchClient, pods: number, perSecond: number, pod: (i: number) => PodRef = populationPod) {
     this.#client = client;
     this.#pods = pods;
     this.#perSecond = perSecond;
+    this.#pod = pod;
   }
 
   start(): void {
@@ -49,7 +51,7 @@ export class Churn {
   }
 
   #send(): void {
-    const pod = populationPod(Math.floor(Math.random() * this.#pods));
+    const pod = this.#pod(Math.floor(Math.random() * this.#pods));
     this.counts.sent++;
     this.#inFlight++;
     this.#client

@@ -5,8 +5,11 @@ import { fileURLToPath } from "node:url";
 import { installedNodeFlags } from "./installed-flags.js";
 import { ProbedProcess } from "./probed-process.js";
 
-/** "candidate": cni-repair built from other sources or run with other Node flags, for before/after figures. */
-export type ControllerKind = "cni-repair" | "candidate" | "baseline";
+/**
+ * "candidate": cni-repair built from other sources or run with other Node flags, for before/after figures.
+ * "istio": Istio's own repair controller (lib/istio-repair.ts), node-scoped only, in the side-by-side runs.
+ */
+export type ControllerKind = "cni-repair" | "candidate" | "baseline" | "istio";
 
 /** A cni-repair variant measured side by side with the real one. */
 export type Candidate = { readonly main: string; readonly nodeFlags: readonly string[] };
@@ -104,6 +107,7 @@ const baseEnv = (kubeconfig: string): Record<string, string> => ({
 });
 
 export async function startController(options: StartOptions): Promise<StartedController> {
+  if (options.kind === "istio") throw new Error("Istio's controller starts through lib/istio-repair.ts");
   if (options.kind === "baseline") {
     const env = {
       ...baseEnv(options.kubeconfig),

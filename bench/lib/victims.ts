@@ -19,14 +19,15 @@ export async function ensureVictimNamespaces(client: BenchClient): Promise<void>
 
 /**
  * `count` healthy victims named `<batch>-<k>`, spread over the victim namespaces and the population's
- * `nodes` nodes (so no node is mostly broken, which would rightly trip the storm breaker). Each has its
- * own owner, as pods of different Deployments: a repeat on one owner and node would trip the loop backoff.
+ * `nodes` nodes (so no node is mostly broken, which would rightly trip the storm breaker), or all on the node
+ * named by `nodes` (the node-scoped runs). Each has its own owner, as pods of different Deployments: a repeat on
+ * one owner and node would trip the loop backoff.
  */
 export async function createVictims(
   client: BenchClient,
   batch: string,
   count: number,
-  nodes: number,
+  nodes: number | string,
   concurrency: number,
 ): Promise<Victim[]> {
   const victims = Array.from({ length: count }, (_, k) => ({
@@ -37,7 +38,7 @@ export async function createVictims(
   await inParallel(count, concurrency, async (k) => {
     const victim = victims[k] as Victim;
     const labels = { [VICTIM_LABEL.key]: VICTIM_LABEL.value };
-    const node = nodeName(k % Math.max(1, nodes));
+    const node = typeof nodes === "string" ? nodes : nodeName(k % Math.max(1, nodes));
     // The pod's name doubles as its app (and so its owner), unique per victim.
     await client.request(
       "POST",
@@ -78,4 +79,18 @@ export async function removeVictims(
       gracePeriodSeconds: 0,
     });
   });
+}
+
+/** Removes the victims a controller did not delete (`deleted`: the fake kubelet's record), so no run inherits them. */
+export async function removeUndeleted(
+  client: BenchClient,
+  victims: readonly Victim[],
+  deleted: ReadonlyMap<string, number>,
+  concurrency: number,
+): Promise<void> {
+  await removeVictims(
+    client,
+    victims.filter((victim) => !deleted.has(victimKey(victim))),
+    concurrency,
+  );
 }

@@ -9,6 +9,7 @@ export const COLORS: Record<ControllerKind, string[]> = {
   "cni-repair": ["#1f77b4", "#2ca02c", "#17becf", "#9467bd", "#08306b"],
   candidate: ["#2ca02c", "#bcbd22", "#98df8a", "#006d2c", "#74c476"],
   baseline: ["#d62728", "#ff7f0e", "#e377c2", "#8c564b", "#7f0000"],
+  istio: ["#466bb0", "#7f7f7f", "#c7c7c7", "#393b79", "#6b6ecf"],
 };
 
 function cdf(samples: readonly number[]): [number, number][] {

@@ -14,6 +14,7 @@ export const TITLES: Record<ControllerKind, string> = {
   "cni-repair": "cni-repair",
   candidate: "candidate",
   baseline: "baseline (client-node informer)",
+  istio: "Istio (cni/pkg/repair)",
 };
 
 const fmt = (value: number, digits: number): string =>

@@ -23,6 +23,8 @@ export type BenchContext = {
   /** The controllers compared, cni-repair first. */
   readonly kinds: readonly ControllerKind[];
   readonly candidate: Candidate | undefined;
+  /** Istio's repair controller binary, when built (lib/istio-repair.ts); the side-by-side runs add it. */
+  readonly istioRepair: string | undefined;
   readonly resultsDir: string;
   progress(line: string): void;
   /** A fresh victim batch name, unique in the run. */

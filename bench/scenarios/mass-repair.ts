@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AuditTail, repairTimings } from "../lib/audit.js";
 import { inParallel } from "../lib/kube-client.js";
 import { nodeCount } from "../lib/population.js";
-import { breakVictim, createVictims, removeVictims, type Victim, victimKey } from "../lib/victims.js";
+import { breakVictim, createVictims, removeUndeleted, type Victim, victimKey } from "../lib/victims.js";
 import type { BenchContext } from "./context.js";
 
 export type MassResult = {
@@ -36,11 +36,7 @@ export async function massRepair(
   await ctx.kubelet.waitForDeleted(keys, timeoutMs);
   await sleep(300);
   const timings = repairTimings(tail.read(), keys);
-  await removeVictims(
-    ctx.setup,
-    victims.filter((victim) => !ctx.kubelet.deletedAt.has(victimKey(victim))),
-    ctx.params.concurrency,
-  );
+  await removeUndeleted(ctx.setup, victims, ctx.kubelet.deletedAt, ctx.params.concurrency);
   // Start at the first write's arrival: under this load the server can emit the watch event, and a controller
   // can delete the pod, before it has finished answering the write itself.
   const firstBreak = Math.min(...timings.map((t) => t.brokenReceivedMs));

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { AuditTail, repairTimings } from "../lib/audit.js";
 import { nodeCount } from "../lib/population.js";
-import { breakVictim, createVictims, removeVictims, victimKey } from "../lib/victims.js";
+import { breakVictim, createVictims, removeUndeleted, victimKey } from "../lib/victims.js";
 import { type LatencySummary, latencySummary } from "../report/stats.js";
 import type { BenchContext } from "./context.js";
 
@@ -38,10 +38,6 @@ export async function measureRepairLatency(
   await sleep(300);
   const timings = repairTimings(tail.read(), keys);
   const samplesMs = timings.flatMap((t) => (t.deletedAtMs === undefined ? [] : [t.deletedAtMs - t.brokenAtMs]));
-  await removeVictims(
-    ctx.setup,
-    victims.filter((victim) => !ctx.kubelet.deletedAt.has(victimKey(victim))),
-    ctx.params.concurrency,
-  );
+  await removeUndeleted(ctx.setup, victims, ctx.kubelet.deletedAt, ctx.params.concurrency);
   return { victims: count, repaired: samplesMs.length, samplesMs, ...latencySummary(samplesMs) };
 }

@@ -1,0 +1,47 @@
+// The bench's audit-log readers: DELETE requests and repeat deletes per broken pod, counted the way the
+// side-by-side table reports them (a controller's requests only, any answer; the bench's own are not counted).
+import { expect } from "chai";
+import { controllerDeleteRequests, deletedTwice, repairTimings } from "../../../bench/lib/audit.js";
+
+const line = (verb: string, name: string, userAgent: string, code: number, at: string) => ({
+  verb,
+  userAgent,
+  objectRef: { namespace: "bench-victims-0", name, ...(verb === "patch" && { subresource: "status" }) },
+  responseStatus: { code },
+  requestReceivedTimestamp: at,
+  stageTimestamp: at,
+});
+
+const lines = [
+  line("patch", "a", "bench-break/1", 200, "2026-12-04T10:00:00.000100Z"),
+  line("patch", "b", "bench-break/1", 200, "2026-12-04T10:00:00.000200Z"),
+  line("delete", "a", "istio-repair/unknown", 200, "2026-12-04T10:00:00.005100Z"),
+  // Deleted again while going (200), then once it was gone (404).
+  line("delete", "a", "istio-repair/unknown", 200, "2026-12-04T10:00:00.007000Z"),
+  line("delete", "a", "istio-repair/unknown", 404, "2026-12-04T10:00:00.009000Z"),
+  line("delete", "b", "istio-repair/unknown", 200, "2026-12-04T10:00:00.010200Z"),
+  // The fake kubelet finishing them: the bench's own requests.
+  line("delete", "a", "bench-kubelet/1", 200, "2026-12-04T10:00:00.006000Z"),
+  line("delete", "b", "bench-kubelet/1", 200, "2026-12-04T10:00:00.011000Z"),
+  // Another run's pod.
+  line("delete", "c", "istio-repair/unknown", 200, "2026-12-04T10:00:00.012000Z"),
+];
+const keys = ["bench-victims-0/a", "bench-victims-0/b"];
+
+describe("bench: audit-log figures", () => {
+  it("counts every controller DELETE of the given pods, 404s and repeats included, none of the bench's", () => {
+    expect(controllerDeleteRequests(lines, keys)).to.equal(4);
+  });
+
+  it("counts the pods a controller deleted successfully more than once", () => {
+    expect(deletedTwice(lines, keys)).to.equal(1);
+    expect(deletedTwice(lines, ["bench-victims-0/b"])).to.equal(0);
+  });
+
+  it("pairs each break with the controller's first successful DELETE, to the microsecond", () => {
+    const timings = repairTimings(lines, keys);
+    expect(timings.map((t) => t.key)).to.deep.equal(keys);
+    expect((timings[0]?.deletedAtMs ?? 0) - (timings[0]?.brokenAtMs ?? 0)).to.be.closeTo(5, 1e-6);
+    expect((timings[1]?.deletedAtMs ?? 0) - (timings[1]?.brokenAtMs ?? 0)).to.be.closeTo(10, 1e-6);
+  });
+});
