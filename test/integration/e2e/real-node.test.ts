@@ -113,6 +113,16 @@ async function healthyReplacements(
   );
 }
 
+/** The kubelet's view of each pod: its validator passed on its first run (exit 0, no restart) and the app runs. */
+function expectPassedFirstRun(pods: readonly V1Pod[]): void {
+  for (const pod of pods) {
+    const validator = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
+    expect(validator?.state?.terminated?.exitCode, pod.metadata?.name).to.equal(0);
+    expect(validator?.restartCount, pod.metadata?.name).to.equal(0);
+    expect(pod.status?.containerStatuses?.[0]?.state?.running, pod.metadata?.name).to.not.equal(undefined);
+  }
+}
+
 /** When the kubelet last reported the agent pod of the namespace Ready (its probe), to the second. */
 async function agentReadySince(api: CoreV1Api, agentNamespace: string): Promise<number> {
   const [agent] = (await api.listNamespacedPod({ namespace: agentNamespace })).items;
@@ -211,7 +221,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
 
     const switchedAtMs = Date.now();
     node.setMeshAgentReady(true);
-    await healthyReplacements(cluster, namespace, "own", broken);
+    const replacements = await healthyReplacements(cluster, namespace, "own", broken);
     const allRunningMs = Date.now() - switchedAtMs;
     const agentReadyMs = await agentReadySince(api, agentNamespace);
 
@@ -232,7 +242,8 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     const elsewhere = await api.readNamespacedPod({ namespace, name: "elsewhere" });
     expect(elsewhere.metadata?.deletionTimestamp, "the other node's pod").to.equal(undefined);
 
-    // The kubelet's view of cni-repair's own pod: it ran throughout, never restarted.
+    // The kubelet's view: the replacements' validators passed at once; cni-repair's own pod never restarted.
+    expectPassedFirstRun(replacements);
     const own = await api.readNamespacedPod({ namespace: INSTALL.namespace, name: ownAgent.metadata?.name ?? "" });
     expect(own.status?.containerStatuses?.[0]?.restartCount, "cni-repair's restarts").to.equal(0);
     const lastDeleteMs = Math.max(...report.deletes.map((d) => d.atMs));
@@ -302,12 +313,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     ).to.equal(false);
 
     // The kubelet's view of the replacements: the validator passed on its first run, the app runs.
-    for (const pod of final) {
-      const validator = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
-      expect(validator?.state?.terminated?.exitCode, pod.metadata?.name).to.equal(0);
-      expect(validator?.restartCount, pod.metadata?.name).to.equal(0);
-      expect(pod.status?.containerStatuses?.[0]?.state?.running, pod.metadata?.name).to.not.equal(undefined);
-    }
+    expectPassedFirstRun(final);
     // And the mesh plugin's: every replacement's sandbox got the rule.
     const redirected = new Set(
       node
@@ -370,11 +376,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     ).to.deep.equal([]);
     expect(bindings.map((b) => b.node)).to.deep.equal([node.name, node.name]);
     // None broke: each validator passed on its first run, as the kubelet reports it.
-    for (const pod of final) {
-      const validator = pod.status?.initContainerStatuses?.find((s) => s.name === VALIDATOR);
-      expect(validator?.state?.terminated?.exitCode, pod.metadata?.name).to.equal(0);
-      expect(validator?.restartCount, pod.metadata?.name).to.equal(0);
-    }
+    expectPassedFirstRun(final);
     expect(controllerDeletes(plane.auditLogPath, namespace)).to.deep.equal([]);
     const taints = (await api.readNode({ name: node.name })).spec?.taints ?? [];
     expect(taints.map((t) => t.key)).to.not.include(STARTUP_TAINT.key);
