@@ -122,8 +122,9 @@ build: deps ## Compile TypeScript (src, test, bench) into dist/
 	echo "$(GIT_REVISION)" >dist/revision
 
 .PHONY: lint
-lint: deps ## Lint and check formatting (Biome)
+lint: deps ## Lint and check formatting (Biome); no import cycle between folders of src/ (dependency-cruiser)
 	npx biome check .
+	npx depcruise --config .dependency-cruiser.json src
 
 .PHONY: format
 format: deps ## Fix formatting and safe lint findings

@@ -17,11 +17,12 @@ import { podTriggers, type Request } from "../controller/triggers.js";
 import { UnenrolledSince } from "../controller/unenrolled-since.js";
 import type { DetectContext } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
+import { ISTIO_RULE, type IstioRepairState } from "../detect/istio-repair-settings.js";
 import { isAmbient } from "../detect/rule.js";
 import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
 import { IstioRepairWatch } from "../informer/istio-repair-watch.js";
 import { type NamespaceFacts, namespaceStore, toNamespaceFacts } from "../informer/namespace-facts.js";
-import { watchNodeAgents } from "../informer/node-agent-watcher.js";
+import { type NodeAgentGate, watchNodeAgents } from "../informer/node-agent-watcher.js";
 import { PodStore } from "../informer/pod-store.js";
 import { Reflector } from "../informer/reflector.js";
 import { reflectorSettings } from "../informer/reflector-settings.js";
@@ -34,9 +35,8 @@ import { buildStartupTaints } from "../prevent/build-startup-taints.js";
 import type { StartupTaints } from "../prevent/startup-taints.js";
 import { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
-import { type NodeAgentGate, SafetyGuards } from "../safety/guards.js";
+import { SafetyGuards } from "../safety/guards.js";
 import { Holds } from "../safety/holds.js";
-import { ISTIO_RULE, type IstioRepairState } from "../safety/istio-repair-settings.js";
 import { Publisher } from "../util/publisher.js";
 
 export type ControllerParts = {

@@ -2,11 +2,11 @@
 // validator's states, the verdict, what each guard says (the node's agents with when they turned Ready), and the
 // decision in each mode. Built from the controller's caches with judgePod (the one policy function); writes nothing.
 import type { Config, Mode } from "../config/config.js";
-import type { GuardView } from "../decide/decide.js";
 import { meshRule } from "../detect/detect.js";
 import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
+import { describeIstioRepair } from "../detect/istio-repair-settings.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
-import { describeIstioRepair } from "../safety/istio-repair-settings.js";
+import type { GuardView } from "../safety/policy.js";
 import type { ControllerParts } from "./compose.js";
 import { actionOf, judgePod, oneShotContext } from "./judge.js";
 import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";

@@ -1,11 +1,11 @@
 // What `run` would decide about one pod right now, from a parts's caches: detection, the mode under the pod's
 // rule, the guard view and the one policy function. Shared by `scan` and `explain`; it writes nothing.
 import type { Config, Mode } from "../config/config.js";
-import type { GuardView } from "../decide/decide.js";
-import { type Decision, decide, isPaced, modeFor } from "../decide/decide.js";
 import { type DetectContext, detect, type Verdict } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import type { Paces } from "../safety/guards.js";
+import type { GuardView } from "../safety/policy.js";
+import { type Decision, decide, isPaced, modeFor } from "../safety/policy.js";
 import type { ControllerParts } from "./compose.js";
 
 export type Judgement = {

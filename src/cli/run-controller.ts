@@ -1,13 +1,13 @@
 // The composition root: wires config, client, cache, queue, reconciler, metrics and HTTP, in order.
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
-import { modeFor } from "../decide/decide.js";
 import { detect } from "../detect/detect.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
 import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { modeFor } from "../safety/policy.js";
 import { messageOf } from "../util/message-of.js";
 import { checkAdmissionPolicies } from "./admission-check.js";
 import { composeController } from "./compose.js";

@@ -2,10 +2,10 @@
 // `run` would do with it, and after --repair what the API server answered.
 import type { RepairOutcome } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
-import type { Decision } from "../decide/decide.js";
 import { rejection, type Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import { isAmbient } from "../detect/rule.js";
+import type { Decision } from "../safety/policy.js";
 import { actionOf } from "./judge.js";
 
 export type ScanRecord = {

@@ -1,8 +1,8 @@
 // parseConfig: argv and environment to the command to run and a fully checked, typed Config.
 
 import { isDeepStrictEqual } from "node:util";
+import { ISTIO_AGENT_NAMESPACE, ISTIO_RULE } from "../detect/istio-repair-settings.js";
 import type { Rule } from "../detect/rule.js";
-import { ISTIO_AGENT_NAMESPACE, ISTIO_RULE } from "../safety/istio-repair-settings.js";
 import { environmentUse, refuseVariable } from "./applicability.js";
 import type { Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";

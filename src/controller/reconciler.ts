@@ -3,7 +3,6 @@ import type { EventRecorder } from "../act/event-recorder.js";
 import type { BrokenVerdict, Repairer, RepairOutcome } from "../act/repairer.js";
 import { ThrottleGate } from "../act/throttle-gate.js";
 import type { Mode } from "../config/config.js";
-import { type Decision, decide, isPaced, type MeshFallback, modeFor } from "../decide/decide.js";
 import { describeGraceStart } from "../detect/ambient.js";
 import { type DetectContext, detect, type GraceStart } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
@@ -13,6 +12,7 @@ import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import type { SafetyGuards } from "../safety/guards.js";
 import type { Holds } from "../safety/holds.js";
+import { type Decision, decide, isPaced, type MeshFallback, modeFor } from "../safety/policy.js";
 import type { BrokenPods } from "./broken-pods.js";
 import type { ReconcileResult } from "./reconcile-result.js";
 

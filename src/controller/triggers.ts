@@ -5,10 +5,10 @@
 import { type DetectContext, detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
+import type { AgentFacts } from "../informer/cni-agent-pods.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import type { NamespaceFacts } from "../informer/namespace-facts.js";
 import type { PodChange, PodStore } from "../informer/pod-store.js";
-import type { AgentFacts } from "../safety/cni-agents.js";
 import type { Holds } from "../safety/holds.js";
 import type { Listener } from "../util/publisher.js";
 import type { BrokenPods } from "./broken-pods.js";

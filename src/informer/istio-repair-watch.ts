@@ -2,14 +2,14 @@
 // in the CNI agent's namespace, each watched by name (a metadata.name field selector, so RBAC can grant just that
 // object by resourceNames). A read that is forbidden leaves the settings unknown, not the controller stuck.
 import { fieldSelector, scopeOf } from "../config/selectors.js";
-import { ApiError } from "../kube/api-error.js";
-import type { Collection } from "../kube/collection-path.js";
 import {
   ISTIO_CNI_CONFIGMAP,
   ISTIO_CNI_DAEMONSET,
   type IstioRepairState,
   parseIstioRepair,
-} from "../safety/istio-repair-settings.js";
+} from "../detect/istio-repair-settings.js";
+import { ApiError } from "../kube/api-error.js";
+import type { Collection } from "../kube/collection-path.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import { FactsStore } from "./facts-store.js";
 import { Reflector, type ReflectorObserver, type RunningCache } from "./reflector.js";

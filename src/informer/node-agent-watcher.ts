@@ -5,11 +5,21 @@ import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
-import { type AgentFacts, CniAgents } from "../safety/cni-agents.js";
-import type { NodeAgentGate } from "../safety/guards.js";
+import { type AgentFacts, CniAgents } from "./cni-agent-pods.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
 import { type WatchHooks, watchTelemetry } from "./watch-telemetry.js";
+
+/** A node agent (DaemonSet pod) that must be Ready on a pod's node, for long enough, before deleting there. */
+export type NodeAgentGate = {
+  readonly agents: CniAgents;
+  readonly reason: "cni_agent_not_ready" | "ztunnel_not_ready";
+  /** For messages: "CNI agent", "ztunnel". */
+  readonly what: string;
+  /** For messages: which flag sets the selector. */
+  readonly selectorFlag: string;
+  readonly minReadyMs: number;
+};
 
 /** One watched set of agent pods: its cache and its reflector (subscribe to it for agent changes). */
 export type AgentWatch = {

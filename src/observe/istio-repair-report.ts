@@ -5,7 +5,7 @@ import {
   ISTIO_REPAIR_MODES,
   type IstioRepairState,
   istioRepairMode,
-} from "../safety/istio-repair-settings.js";
+} from "../detect/istio-repair-settings.js";
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 

@@ -1,9 +1,12 @@
 // Every Prometheus metric the controller exports, created on a caller-supplied registry.
 
 import { type Counter, collectDefaultMetrics, type Gauge, type Histogram, type Registry } from "prom-client";
-import { HOLD_REASONS, type HoldReason } from "../safety/hold-reasons.js";
-import { ISTIO_REPAIR_MODES, type IstioRepairMode } from "../safety/istio-repair-settings.js";
-import { FALLBACK_BASES, type FallbackBasis } from "../safety/mesh-repair-guard.js";
+import {
+  FALLBACK_BASES,
+  type FallbackBasis,
+  ISTIO_REPAIR_MODES,
+  type IstioRepairMode,
+} from "../detect/istio-repair-settings.js";
 import { metricFactory } from "./metric-factory.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 
@@ -80,10 +83,13 @@ export type Metrics = {
   readonly apiRequests: LabelledCounter<{ verb: ApiVerb; code: ApiCode }>;
   /** cni_repair_events_failed_total: Kubernetes Events we could not write (never fails a repair). */
   readonly eventsFailed: Counter<never>;
-  /** cni_repair_pods_held: broken pods a guard holds back right now, by reason. */
-  readonly podsHeld: LabelledGauge<{ reason: HoldReason }>;
-  /** cni_repair_holds_total: times a pod entered a hold, by reason. */
-  readonly holdsTotal: LabelledCounter<{ reason: HoldReason }>;
+  /**
+   * cni_repair_pods_held: broken pods a guard holds back right now, by reason. The reasons are the safety's words
+   * (safety/hold-reasons.ts); safety/holds.ts creates their series.
+   */
+  readonly podsHeld: LabelledGauge<{ reason: string }>;
+  /** cni_repair_holds_total: times a pod entered a hold, by reason (series created as podsHeld's). */
+  readonly holdsTotal: LabelledCounter<{ reason: string }>;
   /** cni_repair_storm_breaker_open: breakers open now, by scope (node: how many nodes; cluster: 0/1). */
   readonly stormBreakerOpen: LabelledGauge<{ scope: "node" | "cluster" }>;
   /** cni_repair_cni_agent_pods: CNI agent pods seen, by rule and readiness. */
@@ -202,10 +208,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   }
   buildInfo.set({ version: opts.version, revision: opts.revision ?? "unknown", node_version: process.version }, 1);
   for (const [rule, action] of Object.entries(opts.ruleActions ?? {})) ruleInfo.set({ rule, action }, 1);
-  for (const reason of HOLD_REASONS) {
-    podsHeld.set({ reason }, 0);
-    holdsTotal.inc({ reason }, 0);
-  }
   for (const scope of ["node", "cluster"] as const) stormBreakerOpen.set({ scope }, 0);
   for (const rule of opts.ruleNames) {
     for (const ready of ["true", "false"] as const) cniAgentPods.set({ rule, ready }, 0);

@@ -1,6 +1,7 @@
 // The CNI agents a node needs, summed up for the taint policy: all Ready (for the shortest time any has been,
 // by this controller's own observation, as the readiness gate counts it), one there but not Ready, or none there.
-import type { CniAgents, ReadyBasis } from "../safety/cni-agents.js";
+import type { CniAgents } from "../informer/cni-agent-pods.js";
+import { agentSetReadiness, type ReadyBasis } from "../safety/cni-agents.js";
 
 export type AgentPresence =
   | { readonly kind: "ready"; readonly forMs: number }
@@ -17,19 +18,11 @@ export function agentPresence(
   let shortest = Number.POSITIVE_INFINITY;
   let absent = false;
   for (const agents of sets) {
-    const readyFor = agents.readyForMs(node, nowMs, basis);
-    if (readyFor !== undefined) {
-      shortest = Math.min(shortest, readyFor);
-      continue;
-    }
-    if (hasPodOn(agents, node)) return { kind: "not_ready" };
-    absent = true;
+    const readiness = agentSetReadiness(agents, node, nowMs, basis);
+    if (readiness.kind === "ready") shortest = Math.min(shortest, readiness.forMs);
+    else if (readiness.kind === "not_ready") return readiness;
+    else absent = true;
   }
   if (absent || sets.length === 0) return { kind: "absent" };
   return { kind: "ready", forMs: shortest };
-}
-
-function hasPodOn(agents: CniAgents, node: string): boolean {
-  for (const agent of agents.store.values()) if (agent.nodeName === node) return true;
-  return false;
 }

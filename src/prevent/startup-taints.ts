@@ -6,12 +6,13 @@
 
 import type { EventRecorder } from "../act/event-recorder.js";
 import type { ReconcileResult } from "../controller/reconcile-result.js";
+import type { CniAgents } from "../informer/cni-agent-pods.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import { FactsStore } from "../informer/facts-store.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { WorkQueue } from "../queue/work-queue.js";
-import type { CniAgents, ReadyBasis } from "../safety/cni-agents.js";
+import type { ReadyBasis } from "../safety/cni-agents.js";
 import { messageOf } from "../util/message-of.js";
 import { agentPresence } from "./node-agent-state.js";
 import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.js";

@@ -7,6 +7,7 @@
 //   untainted, continuous, agent NotReady ≥ after     → add key[0] NoSchedule, unless the share cap says no
 //   anything else                                     → nothing to do
 import type { StartupTaintConfig } from "../config/startup-taint.js";
+import { readyWaitMs } from "../safety/cni-agents.js";
 
 /** The --startup-taint* settings, and how long every CNI agent on the node must have been Ready (as this controller
  * observed it; the agent gate's --cni-agent-min-ready). */
@@ -74,7 +75,7 @@ function whileTainted(present: readonly string[], agents: AgentState, policy: Ta
         detail: `${keys} kept: the CNI agent is not Ready (for ${seconds(agents.forMs)})`,
       };
     case "ready": {
-      const waitMs = policy.minReadyMs - agents.forMs;
+      const waitMs = readyWaitMs(agents.forMs, policy.minReadyMs);
       if (waitMs > 0) {
         return {
           kind: "hold",

@@ -1,58 +1,15 @@
-// The CNI node agents (e.g. istio-cni-node): which nodes have one that is Ready, and since when. The gate fails
-// safe: a Ready duration counts from the later of the kubelet's timestamp and when this controller first saw the
-// agent Ready, so a skewed or missing timestamp can never make "Ready long enough" come early.
-import { FactsStore } from "../informer/facts-store.js";
+// The one rule for "a node's agents have been Ready long enough", used by deletes (the node-agent gate in guards.ts)
+// and by startup taints (prevent/node-agent-state.ts). It fails safe: by default ("observed") a Ready duration counts
+// from the later of the kubelet's timestamp and when this process first saw the agent Ready, so a skewed or missing
+// timestamp can never make "Ready long enough" come early.
+import type { AgentFacts, CniAgents } from "../informer/cni-agent-pods.js";
 
-/** The little we keep of an agent pod. */
-export type AgentFacts = {
-  readonly namespace: string;
-  readonly name: string;
-  readonly nodeName: string | undefined;
-  /**
-   * When its Ready condition last turned True, by the kubelet's clock; undefined while not Ready (or going away);
-   * +Infinity when Ready without a usable time.
-   */
-  readonly readySinceMs: number | undefined;
-  /** When this controller first saw the current Ready spell (our clock); undefined while not Ready. */
-  readonly seenReadyAtMs: number | undefined;
-};
-
-/** Which time a Ready duration counts from (see readyForMs). */
+/**
+ * Which time a Ready duration counts from. "observed" (to act): the later of the kubelet's time and this process's
+ * first sight. "claimed" (a one-shot look, or telling whether an outage explains breakage): the kubelet's time when it
+ * is a real past time; a missing or future one still counts from this process's first sight.
+ */
 export type ReadyBasis = "observed" | "claimed";
-
-export const agentKey = (facts: AgentFacts): string => `${facts.namespace}/${facts.name}`;
-
-const sameAgent = (a: AgentFacts, b: AgentFacts): boolean =>
-  a.nodeName === b.nodeName && a.readySinceMs === b.readySinceMs;
-
-/** Raw Pod JSON to AgentFacts; never throws. */
-export function toAgentFacts(pod: unknown): AgentFacts | undefined {
-  const p = pod as {
-    metadata?: { namespace?: unknown; name?: unknown; deletionTimestamp?: unknown };
-    spec?: { nodeName?: unknown };
-    status?: { phase?: unknown; conditions?: unknown };
-  } | null;
-  const namespace = p?.metadata?.namespace;
-  const name = p?.metadata?.name;
-  if (typeof namespace !== "string" || typeof name !== "string") return undefined;
-  const nodeName = typeof p?.spec?.nodeName === "string" ? p.spec.nodeName : undefined;
-  const terminating = p?.metadata?.deletionTimestamp !== undefined && p?.metadata?.deletionTimestamp !== null;
-  let readySinceMs: number | undefined;
-  if (!terminating && p?.status?.phase === "Running" && Array.isArray(p.status.conditions)) {
-    for (const condition of p.status.conditions as {
-      type?: unknown;
-      status?: unknown;
-      lastTransitionTime?: unknown;
-    }[]) {
-      if (condition?.type !== "Ready" || condition.status !== "True") continue;
-      const at = condition.lastTransitionTime;
-      const ms = at instanceof Date ? at.getTime() : typeof at === "string" ? Date.parse(at) : Number.NaN;
-      // Ready without a usable time: no kubelet time to go by; only our own observation counts.
-      readySinceMs = Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
-    }
-  }
-  return { namespace, name, nodeName, readySinceMs, seenReadyAtMs: undefined };
-}
 
 function readySince(agent: AgentFacts, now: number, basis: ReadyBasis): number | undefined {
   const kubelet = agent.readySinceMs;
@@ -62,46 +19,44 @@ function readySince(agent: AgentFacts, now: number, basis: ReadyBasis): number |
   return known.length === 0 ? undefined : Math.max(...known);
 }
 
-export class CniAgents {
-  readonly store = new FactsStore<AgentFacts>(agentKey, sameAgent);
-
-  /**
-   * The reflector's transform: raw Pod JSON to facts stamped with when we first saw this Ready spell (kept while
-   * the kubelet's Ready time stays the same, so a relist or an unrelated update does not restart it).
-   */
-  toFacts(pod: unknown, nowMs: number): AgentFacts | undefined {
-    const facts = toAgentFacts(pod);
-    if (facts?.readySinceMs === undefined) return facts;
-    const previous = this.store.get(agentKey(facts));
-    const sameSpell = previous?.readySinceMs === facts.readySinceMs && previous.seenReadyAtMs !== undefined;
-    return { ...facts, seenReadyAtMs: sameSpell ? previous.seenReadyAtMs : nowMs };
+/** How long the longest-Ready agent of the set on the node has been Ready (0 at least); undefined when none is. */
+export function readyForMs(
+  agents: CniAgents,
+  node: string,
+  now: number,
+  basis: ReadyBasis = "observed",
+): number | undefined {
+  let longest: number | undefined;
+  for (const agent of agents.onNode(node)) {
+    if (agent.readySinceMs === undefined) continue;
+    const since = readySince(agent, now, basis);
+    if (since === undefined) continue;
+    longest = Math.max(longest ?? 0, now - since);
   }
-
-  /**
-   * How long the longest-Ready agent on the node has been Ready (0 at least); undefined when none is Ready.
-   * "observed", for the gate: from the later of the kubelet's time and our first sight of it Ready (fail-safe:
-   * nothing counts before we saw it). "claimed", for telling whether an agent outage explains breakage: from the
-   * kubelet's time when it is a real past time (fail-safe the other way: an agent Ready for long explains nothing).
-   */
-  readyForMs(node: string, now: number, basis: ReadyBasis = "observed"): number | undefined {
-    let longest: number | undefined;
-    for (const agent of this.store.values()) {
-      if (agent.nodeName !== node || agent.readySinceMs === undefined) continue;
-      const since = readySince(agent, now, basis);
-      if (since === undefined) continue;
-      longest = Math.max(longest ?? 0, now - since);
-    }
-    return longest === undefined ? undefined : Math.max(0, longest);
-  }
-
-  /** Agent pods known anywhere, Ready or not: zero means the selector may be wrong. */
-  get count(): number {
-    return this.store.size;
-  }
-
-  get readyCount(): number {
-    let ready = 0;
-    for (const agent of this.store.values()) if (agent.readySinceMs !== undefined) ready++;
-    return ready;
-  }
+  return longest === undefined ? undefined : Math.max(0, longest);
 }
+
+/** Where one agent set stands on a node: Ready for some time, a pod there but not Ready, or no pod there. */
+export type AgentSetReadiness =
+  | { readonly kind: "ready"; readonly forMs: number }
+  | { readonly kind: "not_ready" }
+  | { readonly kind: "absent" };
+
+export function agentSetReadiness(
+  agents: CniAgents,
+  node: string,
+  now: number,
+  basis: ReadyBasis = "observed",
+): AgentSetReadiness {
+  const forMs = readyForMs(agents, node, now, basis);
+  if (forMs !== undefined) return { kind: "ready", forMs };
+  for (const _ of agents.onNode(node)) return { kind: "not_ready" };
+  return { kind: "absent" };
+}
+
+/**
+ * The rule: how much longer an agent set Ready for `forMs` must stay Ready to have been Ready for `minReadyMs`
+ * (--cni-agent-min-ready); 0 when it has. Deletes ask it per gate (guards.ts), taints for the shortest-Ready set a
+ * node needs (prevent/taint-policy.ts): the aggregation is the caller's, the rule is this.
+ */
+export const readyWaitMs = (forMs: number, minReadyMs: number): number => Math.max(0, minReadyMs - forMs);

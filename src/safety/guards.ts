@@ -1,14 +1,16 @@
 // The stateful guards in one place: what each says about a broken pod now (the GuardView for decide),
 // the deletion pacing, and the bookkeeping around each delete.
-import type { GuardView } from "../decide/decide.js";
+
 import type { GraceStart } from "../detect/ambient.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
+import type { IstioRepairState } from "../detect/istio-repair-settings.js";
+import type { NodeAgentGate } from "../informer/node-agent-watcher.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
-import type { CniAgents, ReadyBasis } from "./cni-agents.js";
+import { type ReadyBasis, readyForMs, readyWaitMs } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
-import type { IstioRepairState } from "./istio-repair-settings.js";
 import { LoopBackoff } from "./loop-backoff.js";
 import { meshRepairCheck } from "./mesh-repair-guard.js";
+import type { GuardView } from "./policy.js";
 import { type PodStanding, StormBreaker, type StormTransition } from "./storm-breaker.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -32,7 +34,7 @@ export type GuardOptions = {
   /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
   readonly onTurnMoved?: (key: string, waitMs: number) => void;
   /**
-   * Which Ready time the node-agent gate counts from (see CniAgents.readyForMs). "observed" (run, the default): from
+   * Which Ready time the node-agent gate counts from (see cni-agents.ts). "observed" (run, the default): from
    * the later of the kubelet's time and this process's first sight. "claimed" (the one-shot commands, which have no
    * sight of the past): from the kubelet's time when it is a past time; a missing or future one still counts from
    * this process's first sight, so it holds.
@@ -46,17 +48,6 @@ export type Pace = Pick<TokenBucket, "peek" | "take">;
 
 /** The two paces: every repair's, and the faster one of repairs after a CNI agent outage. */
 export type Paces = { readonly cluster: Pace; readonly outage: Pace };
-
-/** A node agent (DaemonSet pod) that must be Ready on a pod's node, for long enough, before deleting there. */
-export type NodeAgentGate = {
-  readonly agents: CniAgents;
-  readonly reason: "cni_agent_not_ready" | "ztunnel_not_ready";
-  /** For messages: "CNI agent", "ztunnel". */
-  readonly what: string;
-  /** For messages: which flag sets the selector. */
-  readonly selectorFlag: string;
-  readonly minReadyMs: number;
-};
 
 /** Which rule's pods Istio's own repair covers, its validator, and what is known of Istio's settings now. */
 export type IstioRepairGuard = {
@@ -246,8 +237,8 @@ export class SafetyGuards {
     const node = facts.nodeName ?? "";
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
       if (gate.reason !== "cni_agent_not_ready") continue;
-      const readyForMs = gate.agents.readyForMs(node, this.#clock.now(), "claimed");
-      if (readyForMs === undefined || readyForMs < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
+      const readyFor = readyForMs(gate.agents, node, this.#clock.now(), "claimed");
+      if (readyFor === undefined || readyFor < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
   }
@@ -263,9 +254,9 @@ export class SafetyGuards {
     const now = this.#clock.now();
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
       if (gate.reason !== "cni_agent_not_ready") continue;
-      const readyForMs = gate.agents.readyForMs(facts.nodeName ?? "", now, "claimed");
-      if (readyForMs === undefined) return true;
-      if (sandboxAtMs < now - readyForMs + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
+      const readyFor = readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
+      if (readyFor === undefined) return true;
+      if (sandboxAtMs < now - readyFor + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
   }
@@ -281,9 +272,9 @@ export class SafetyGuards {
     const by = basis === "observed" ? "seen by this controller" : "by the kubelet's time";
     let latest: GraceStart | undefined;
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyForMs = gate.agents.readyForMs(node, now, basis);
-      if (readyForMs === undefined || (latest !== undefined && now - readyForMs <= latest.atMs)) continue;
-      latest = { atMs: now - readyForMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
+      const readyFor = readyForMs(gate.agents, node, now, basis);
+      if (readyFor === undefined || (latest !== undefined && now - readyFor <= latest.atMs)) continue;
+      latest = { atMs: now - readyFor, cause: `${gate.what} on node ${node} turned Ready (${by})` };
     }
     return latest;
   }
@@ -307,12 +298,12 @@ export class SafetyGuards {
     if (istio === undefined || istio.rule !== ruleName) return undefined;
     const now = this.#clock.now();
     const gate = this.#nodeAgentGates.get(ruleName)?.find((g) => g.reason === "cni_agent_not_ready");
-    const readyForMs = gate?.agents.readyForMs(facts.nodeName ?? "", now, "claimed");
+    const readyFor = gate && readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
     return meshRepairCheck({
       istio: istio.state(),
       facts,
       validator: istio.validator,
-      agentReadySinceMs: readyForMs === undefined ? undefined : now - readyForMs,
+      agentReadySinceMs: readyFor === undefined ? undefined : now - readyFor,
       minReadyMs: gate?.minReadyMs ?? 0,
       nowMs: now,
     });
@@ -340,8 +331,8 @@ export class SafetyGuards {
   #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
     const node = facts.nodeName ?? "";
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyForMs = gate.agents.readyForMs(node, this.#clock.now(), this.#readyBasis);
-      if (readyForMs === undefined) {
+      const readyFor = readyForMs(gate.agents, node, this.#clock.now(), this.#readyBasis);
+      if (readyFor === undefined) {
         // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
         const nowhere =
           gate.agents.count === 0
@@ -349,12 +340,13 @@ export class SafetyGuards {
             : "";
         return { reason: gate.reason, detail: `no Ready ${gate.what} pod on node ${node}${nowhere}` };
       }
-      if (readyForMs >= gate.minReadyMs) continue;
+      const waitMs = readyWaitMs(readyFor, gate.minReadyMs);
+      if (waitMs === 0) continue;
       return {
         reason: gate.reason,
-        waitMs: gate.minReadyMs - readyForMs,
+        waitMs,
         detail:
-          `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyForMs / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required` +
+          `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyFor / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required` +
           (this.#readyBasis === "claimed" ? CLAIMED_BASIS_NOTE : ""),
       };
     }

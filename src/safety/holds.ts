@@ -2,15 +2,20 @@
 import type { PodFacts } from "../detect/facts.js";
 import { GaugedMap } from "../observe/gauged-map.js";
 import type { LabelledCounter, LabelledGauge } from "../observe/metrics.js";
-import type { HoldReason } from "./hold-reasons.js";
+import { HOLD_REASONS, type HoldReason } from "./hold-reasons.js";
 
 type Held = { readonly uid: string; readonly reason: HoldReason; readonly node: string; readonly namespace: string };
 
 export class Holds {
-  readonly #held: GaugedMap<Held, { reason: HoldReason }>;
+  readonly #held: GaugedMap<Held, { reason: string }>;
 
-  constructor(gauge: LabelledGauge<{ reason: HoldReason }>, total: LabelledCounter<{ reason: HoldReason }>) {
+  constructor(gauge: LabelledGauge<{ reason: string }>, total: LabelledCounter<{ reason: string }>) {
     this.#held = new GaugedMap(gauge, total, (held) => ({ reason: held.reason }));
+    // Every reason's series exists from the start, so alerts and rate() see them before the first hold.
+    for (const reason of HOLD_REASONS) {
+      gauge.inc({ reason }, 0);
+      total.inc({ reason }, 0);
+    }
   }
 
   /** Records the hold; returns true when it is new for this pod UID (a new reason, or newly held). */

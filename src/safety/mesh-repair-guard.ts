@@ -2,7 +2,12 @@
 // holds it; it deletes (as Istio's fallback) only on evidence that Istio's repair did not work for this pod. When
 // Istio deletes or labels broken pods itself, the istio rule leaves them to it. Pure: one decision, moved as a unit.
 import type { PodFacts, Termination } from "../detect/facts.js";
-import { describeIstioRepair, type IstioRepairState, istioRepairMode } from "./istio-repair-settings.js";
+import {
+  describeIstioRepair,
+  type FallbackBasis,
+  type IstioRepairState,
+  istioRepairMode,
+} from "../detect/istio-repair-settings.js";
 
 /**
  * Beyond --cni-agent-min-ready, how long after its CNI agent turned Ready a node's failures may still predate
@@ -11,10 +16,6 @@ import { describeIstioRepair, type IstioRepairState, istioRepairMode } from "./i
  * failure after that: only a failure finishing later than this says the repair did not work.
  */
 export const ISTIO_REPAIR_GRACE_MS = 10_000;
-
-/** The evidence a fallback delete rests on: the validator failed again late enough, or it can never run again. */
-export const FALLBACK_BASES = ["failed_again", "never_restarts"] as const;
-export type FallbackBasis = (typeof FALLBACK_BASES)[number];
 
 export type MeshRepairInput = {
   readonly istio: IstioRepairState;

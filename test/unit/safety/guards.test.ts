@@ -2,7 +2,7 @@
 
 import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
-import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
+import { type AgentFacts, CniAgents } from "../../../src/informer/cni-agent-pods.js";
 import { type GuardOptions, SafetyGuards } from "../../../src/safety/guards.js";
 import { uniquePod } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";

@@ -3,7 +3,7 @@
 // leave pods to an Istio that deletes or labels them itself. Fail-safe on missing or future times.
 import { expect } from "chai";
 import type { ContainerState, PodFacts, Termination } from "../../../src/detect/facts.js";
-import type { IstioRepairSettings, IstioRepairState } from "../../../src/safety/istio-repair-settings.js";
+import type { IstioRepairSettings, IstioRepairState } from "../../../src/detect/istio-repair-settings.js";
 import { ISTIO_REPAIR_GRACE_MS, meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
 import { exited, init, podFacts } from "../../support/pod-builders.js";
 

@@ -2,10 +2,10 @@
 // broke), still under the agent gate, the storm breaker and the in-flight caps; every other pod the cluster pace.
 
 import { expect } from "chai";
-import { decide, isPaced } from "../../../src/decide/decide.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
-import { type AgentFacts, CniAgents } from "../../../src/safety/cni-agents.js";
+import { type AgentFacts, CniAgents } from "../../../src/informer/cni-agent-pods.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
+import { decide, isPaced } from "../../../src/safety/policy.js";
 import { podFacts } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 

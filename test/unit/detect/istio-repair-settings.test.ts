@@ -7,7 +7,7 @@ import {
   type IstioRepairState,
   istioRepairMode,
   parseIstioRepair,
-} from "../../../src/safety/istio-repair-settings.js";
+} from "../../../src/detect/istio-repair-settings.js";
 
 const SOURCE = "ConfigMap istio-system/istio-cni-config";
 const parse = (values: Record<string, string>, requireAKey = false) =>

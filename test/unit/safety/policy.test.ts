@@ -4,9 +4,9 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import type { Mode } from "../../../src/config/config.js";
-import { type Decision, decide, type GuardView, type PolicyInput } from "../../../src/decide/decide.js";
 import type { Verdict } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
+import { type Decision, decide, type GuardView, type PolicyInput } from "../../../src/safety/policy.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
 
 const label = { key: "cni-repair.io/broken", value: "true" } as const;

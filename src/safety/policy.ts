@@ -4,9 +4,9 @@
 import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
+import type { FallbackBasis } from "../detect/istio-repair-settings.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
-import type { HoldReason } from "../safety/hold-reasons.js";
-import type { FallbackBasis } from "../safety/mesh-repair-guard.js";
+import type { HoldReason } from "./hold-reasons.js";
 
 /** Why a delete stands in for Istio's in-place repair. */
 export type MeshFallback = { readonly basis: FallbackBasis; readonly detail: string };

@@ -33,6 +33,10 @@ export type IstioRepairSettings = {
 export type IstioRepairMode = "in_place" | "delete" | "label" | "off" | "unknown";
 export const ISTIO_REPAIR_MODES: readonly IstioRepairMode[] = ["in_place", "delete", "label", "off", "unknown"];
 
+/** The evidence a delete in place of Istio's repair rests on: the validator failed again late enough, or it can never run again. */
+export const FALLBACK_BASES = ["failed_again", "never_restarts"] as const;
+export type FallbackBasis = (typeof FALLBACK_BASES)[number];
+
 /**
  * What is known of Istio's repair: read (detected), nothing to read (absent: no ConfigMap, no DaemonSet env), or
  * not readable (unknown: not listed yet, or forbidden). Unknown is treated like in-place repair: the safe side beside
