@@ -1,6 +1,6 @@
 // The composition root of the controller's parts, shared by run, scan and explain. Built in the order data flows,
 // each part from parts already made (no forward references, no callbacks into something not built yet):
-//   caches and their reflectors → guards → reconciler → queue and workers → triggers (cache changes → keys)
+//   caches and their reflectors → the safety object → reconciler → queue and workers → triggers (cache changes → keys)
 //   → the manager, which starts and stops them in order.
 import type { Registry } from "prom-client";
 import { EventRecorder } from "../act/event-recorder.js";
@@ -8,9 +8,7 @@ import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
 import { Controller, type Leadership } from "../controller/controller.js";
-import { GuardEvents } from "../controller/guard-events.js";
 import { Manager, type Runnable } from "../controller/manager.js";
-import { PodStandings } from "../controller/pod-standing.js";
 import { Reconciler, type ReconcilerDeps } from "../controller/reconciler.js";
 import { StormReport } from "../controller/storm-report.js";
 import { podTriggers, type Request } from "../controller/triggers.js";
@@ -35,8 +33,7 @@ import { buildStartupTaints } from "../prevent/build-startup-taints.js";
 import type { StartupTaints } from "../prevent/startup-taints.js";
 import { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
-import { SafetyGuards } from "../safety/guards.js";
-import { Holds } from "../safety/holds.js";
+import { Safety } from "../safety/safety.js";
 import { Publisher } from "../util/publisher.js";
 
 export type ControllerParts = {
@@ -45,8 +42,8 @@ export type ControllerParts = {
   readonly pods: PodStore;
   readonly queue: WorkQueue;
   readonly broken: BrokenPods;
-  readonly holds: Holds;
-  readonly guards: SafetyGuards;
+  /** The safety object: judge (scan and explain judge dry), holds, storm. */
+  readonly safety: Safety;
   /** The node-agent gates each rule's deletions wait for (explain shows them). */
   readonly agentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
   /** Startup-taint management, when --startup-taint is on. */
@@ -138,9 +135,8 @@ export function composeController(
         };
   istioRepair?.watch.subscribe(reportIstioRepair(metrics, logger.child({ component: "istio-repair" })));
 
-  // 2. The guards, announcing what may free a held pod into guardEvents (the triggers listen there).
-  const guardEvents = new GuardEvents();
-  const guards = new SafetyGuards({
+  // 2. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
+  const safety: Safety = new Safety({
     limits: config.limits,
     loopBackoff: config.loopBackoff,
     storm: config.storm,
@@ -149,7 +145,12 @@ export function composeController(
     ...(istioRepair && {
       istioRepair: { rule: ISTIO_RULE, validator: istioRepair.validator, state: () => istioRepair.watch.state },
     }),
-    ...guardEvents.hooks,
+    rules: config.rules,
+    mode: config.mode,
+    label: config.label,
+    deleteBarePods: config.deleteBarePods,
+    metrics,
+    context: () => context(),
   });
   // Ambient enrolment grace: when each pod was seen entering scope, and when its node's agents turned Ready.
   const unenrolled = new UnenrolledSince(ambientRules);
@@ -159,25 +160,21 @@ export function composeController(
       nowMs,
       namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
       seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid, nowMs),
-      agentsReadySince: (node, rule) => guards.agentsReadySince(node, rule),
+      agentsReadySince: (node, rule) => safety.agentsReadySince(node, rule),
     };
   };
 
   // 3. The reconciler: detect, decide under the guards, act.
-  const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
   const broken = new BrokenPods(metrics.brokenPods, metrics.detections);
   const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
   const reconciler = new Reconciler({
     store: pods,
     rules: config.rules,
-    mode: config.mode,
     label: config.label,
-    deleteBarePods: config.deleteBarePods,
     repairer: new Repairer(transport, events, config.label),
     events,
     broken,
-    guards,
-    holds,
+    safety,
     context,
     metrics,
     logger: logger.child({ component: "reconciler" }),
@@ -199,7 +196,7 @@ export function composeController(
     maxRetries: config.maxRetries,
     leadership: options.leadership,
     onLeading: () => {
-      guards.startTerm();
+      safety.startTerm();
       resync.publish();
     },
     metrics: standard.controller(standard.name, config.workers),
@@ -208,13 +205,12 @@ export function composeController(
   });
 
   // 5. What each change does, in order: the caches' own bookkeeping first, then the triggers' re-queues.
-  const standings = new PodStandings(guards, config.rules, context, guardEvents);
-  const stormReport = new StormReport(guards.storm, metrics, logger.child({ component: "controller" }));
+  const stormReport = new StormReport(safety.storm, metrics, logger.child({ component: "controller" }));
   podReflector.subscribe((change) => {
     metrics.cachePods.set(pods.size);
     if (change.previous && change.previous.uid !== change.current?.uid) unenrolled.forget(change.previous.uid);
     if (change.current) unenrolled.observe(change.current, context());
-    standings.podChanged(change);
+    safety.observe(change);
   });
   namespaceReflector?.subscribe((change) => {
     const now = context();
@@ -229,7 +225,7 @@ export function composeController(
       });
     }
   }
-  guardEvents.subscribe((event) => {
+  safety.events.subscribe((event) => {
     if (event.kind === "storm") stormReport.transition(event.transition);
   });
   const enqueue = ({ key, afterMs }: Request) => {
@@ -241,11 +237,11 @@ export function composeController(
       pods: podReflector,
       agents: nodeAgents.watches.map((watch) => watch.reflector),
       namespaces: namespaceReflector,
-      guards: guardEvents,
+      guards: safety.events,
       istioRepair: istioRepair?.watch,
       resync,
     },
-    { rules: config.rules, context, podStore: pods, broken, holds },
+    { rules: config.rules, context, podStore: pods, broken, holds: safety.holds },
   );
   for (const trigger of triggers) trigger.connect(enqueue);
 
@@ -293,8 +289,7 @@ export function composeController(
     pods,
     queue,
     broken,
-    holds,
-    guards,
+    safety,
     agentGates: nodeAgents.gatesByRule,
     startupTaints: startupTaints?.taints,
     context,

@@ -1,14 +1,14 @@
 // The whole judgement `run` would make about one pod now, as data: the rule it falls under (or why none), the
 // validator's states, the verdict, what each guard says (the node's agents with when they turned Ready), and the
-// decision in each mode. Built from the controller's caches with judgePod (the one policy function); writes nothing.
+// decision in each mode. Built from the controller's caches with Safety.judge, dry (the path run takes); writes nothing.
 import type { Config, Mode } from "../config/config.js";
-import { meshRule } from "../detect/detect.js";
+import { detect, meshRule } from "../detect/detect.js";
 import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
 import { describeIstioRepair } from "../detect/istio-repair-settings.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
-import type { GuardView } from "../safety/policy.js";
+import { actionOf, type GuardView } from "../safety/policy.js";
 import type { ControllerParts } from "./compose.js";
-import { actionOf, judgePod, oneShotContext } from "./judge.js";
+import { oneShotContext } from "./one-shot.js";
 import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";
 
 type TerminationView = {
@@ -76,7 +76,9 @@ const MODES: readonly Mode[] = ["delete", "label", "report"];
 
 export function explainPod(config: Config, parts: ControllerParts, facts: PodFacts, watched: boolean): Explanation {
   const nowMs = Date.now();
-  const judged = (mode: Mode) => judgePod(config, parts, facts, parts.guards.dryPaces(), { mode });
+  const verdict = detect(facts, config.rules, oneShotContext(parts));
+  // Each mode from a fresh copy of the paces: what run would do now, in that mode; nothing is spent or changed.
+  const judged = (mode: Mode) => parts.safety.judge(facts, verdict, { dry: parts.safety.dryRun(), mode });
   const now = judged(config.mode);
   const view = (decision: ReturnType<typeof judged>["decision"]): DecisionView => ({
     action: actionOf(decision),
@@ -91,7 +93,6 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
     skip: decision.kind === "skip" ? decision.reason : null,
   });
   const rule = meshRule(facts, config.rules, oneShotContext(parts));
-  const verdict = now.verdict;
   return {
     pod: {
       namespace: facts.namespace,
@@ -121,8 +122,8 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
         },
     agents: agentViews(parts, facts, verdict.broken ? verdict.rule : rule?.name),
     storm: {
-      node: parts.guards.storm.describe("node", facts.nodeName ?? ""),
-      cluster: parts.guards.storm.describe("cluster", ""),
+      node: parts.safety.storm.describe("node", facts.nodeName ?? ""),
+      cluster: parts.safety.storm.describe("cluster", ""),
     },
     guards: now.guards,
     ...startupTaintOf(parts, facts.nodeName),

@@ -2,6 +2,7 @@
 // Read-only unless the command writes (scan --repair): without leadership the workers keep their hands off.
 // Its guards go by the kubelet's Ready time of the CNI agents ("claimed"): it has not watched them before.
 import type { Config } from "../config/config.js";
+import type { DetectContext } from "../detect/detect.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { createLogger, type Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
@@ -58,4 +59,12 @@ export function oneShotLogger(config: Config): Logger {
     level: config.logLevel === "debug" ? "debug" : "warn",
     format: config.logFormatGiven ? config.logFormat : "text",
   });
+}
+
+/**
+ * Detection's context for a one-shot command. It has no memory of when a pod entered ambient scope, and its guards
+ * go by the kubelet's Ready time of the agents (startSynced): it goes by the pod's and the kubelet's own times.
+ */
+export function oneShotContext(parts: ControllerParts): DetectContext {
+  return { ...parts.context(), seenUnenrolledSince: undefined };
 }

@@ -10,8 +10,7 @@ import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import type { ControllerParts } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
-import { judgePod, oneShotContext } from "./judge.js";
-import { oneShotLogger, startSynced } from "./one-shot.js";
+import { oneShotContext, oneShotLogger, startSynced } from "./one-shot.js";
 import { checkPermissions } from "./permission-check.js";
 import { renderScan, scanCounts, scanScope, startupTaintRecord } from "./scan-output.js";
 import { type ScanRecord, scanRecord } from "./scan-record.js";
@@ -82,11 +81,12 @@ export async function runScan(config: Config): Promise<number> {
 function scanRecords(config: Config, parts: ControllerParts, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
   const records = new Map(written);
   // The paces apply in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
-  const paces = parts.guards.dryPaces();
+  const dry = parts.safety.dryRun();
   for (const facts of [...parts.pods.values()].sort(byName)) {
     const key = podKey(facts.namespace, facts.name);
     if (records.has(key)) continue;
-    const { verdict, decision } = judgePod(config, parts, facts, paces);
+    const verdict = detect(facts, config.rules, oneShotContext(parts));
+    const { decision } = parts.safety.judge(facts, verdict, { dry });
     if (verdict.broken) records.set(key, scanRecord(config, facts, verdict, decision));
   }
   return [...records.values()].sort(byName);

@@ -5,8 +5,7 @@ import type { Config } from "../config/config.js";
 import { rejection, type Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
 import { isAmbient } from "../detect/rule.js";
-import type { Decision } from "../safety/policy.js";
-import { actionOf } from "./judge.js";
+import { actionOf, type Decision } from "../safety/policy.js";
 
 export type ScanRecord = {
   readonly namespace: string;

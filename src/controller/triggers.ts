@@ -9,10 +9,11 @@ import type { AgentFacts } from "../informer/cni-agent-pods.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import type { NamespaceFacts } from "../informer/namespace-facts.js";
 import type { PodChange, PodStore } from "../informer/pod-store.js";
+import type { GuardEvent } from "../safety/guard-events.js";
 import type { Holds } from "../safety/holds.js";
+import { wokenKeys } from "../safety/wakeups.js";
 import type { Listener } from "../util/publisher.js";
 import type { BrokenPods } from "./broken-pods.js";
-import type { GuardEvent } from "./guard-events.js";
 
 /** Reconcile the pod `key`, now or after `afterMs`. */
 export type Request = { readonly key: string; readonly afterMs?: number };
@@ -56,7 +57,8 @@ export type TriggerLookups = {
   readonly context: () => DetectContext;
   readonly podStore: PodStore;
   readonly broken: BrokenPods;
-  readonly holds: Holds;
+  /** Who is held and why: which of them a change wakes is safety/wakeups.ts's table. */
+  readonly holds: Pick<Holds, "keys">;
 };
 
 export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): readonly Trigger[] {
@@ -73,7 +75,7 @@ export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): r
     ...sources.agents.map((agents) =>
       watches("node agent changed → pods held for an agent on its node", agents, (change) => {
         const node = change.current?.nodeName ?? change.previous?.nodeName;
-        return node === undefined ? [] : now(holds.keys(["cni_agent_not_ready", "ztunnel_not_ready"], { node }));
+        return node === undefined ? [] : now(wokenKeys(holds, { kind: "agent_changed", node }));
       }),
     ),
     ...(sources.namespaces === undefined
@@ -87,29 +89,16 @@ export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): r
           }),
         ]),
     watches("guards changed → pods they held", sources.guards, (event): Request[] => {
-      switch (event.kind) {
-        case "slot_freed":
-          return now([
-            ...holds.keys(["node_inflight"], { node: event.node }),
-            ...holds.keys(["namespace_inflight"], { namespace: event.namespace }),
-          ]);
-        case "turn_moved":
-          return [{ key: event.key, afterMs: event.waitMs }];
-        case "storm": {
-          const { scope, node, open } = event.transition;
-          const where = scope === "node" ? { node } : {};
-          // Opened: pods waiting for a later guard (their turn, a slot) are held by the storm now; look again so
-          // their hold reason and the storm alert say so. Closed: the pods it held.
-          return now(holds.keys(open ? ["rate_limit", "node_inflight", "namespace_inflight"] : ["storm"], where));
-        }
-      }
+      // A turn moved earlier wakes its one pod then; the rest are holds a change may end (wakeups.ts).
+      if (event.kind === "turn_moved") return [{ key: event.key, afterMs: event.waitMs }];
+      return now(wokenKeys(holds, event));
     }),
     ...(sources.istioRepair === undefined
       ? []
       : [
           // Istio now repairs in place, deletes, labels or not at all: the pods left to it are judged again.
           watches("Istio's repair settings changed → pods held for it", sources.istioRepair, () =>
-            now(holds.keys(["mesh_repair_pending", "mesh_repair_active"])),
+            now(wokenKeys(holds, { kind: "istio_repair_changed" })),
           ),
         ]),
     // One missed or failed repair is picked up again.

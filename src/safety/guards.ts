@@ -102,8 +102,12 @@ export class SafetyGuards {
    * What each guard says about deleting this pod, broken under the named rule, right now. The pace is only
    * peeked at: commitPace() spends (or reserves) the turn once the policy has decided.
    */
-  view(facts: PodFacts, ruleName: string, options: { seenBrokenSinceMs?: number; paces?: Paces } = {}): GuardView {
-    const loop = this.#loop.check(facts, options.seenBrokenSinceMs);
+  view(
+    facts: PodFacts,
+    ruleName: string,
+    options: { seenBrokenSinceMs?: number; paces?: Paces; dry?: boolean } = {},
+  ): GuardView {
+    const loop = this.#loop.check(facts, options.seenBrokenSinceMs, options.dry);
     // The one place that says which pace a pod is under: the outage pace when an agent outage explains its
     // breakage (the storm breaker's judgement when it broke), unless it replaces a pod we deleted (a repeat is
     // no outage's fault) or its sandbox was set up after its node's agent had long been Ready (the storm breaker's

@@ -14,5 +14,7 @@ export const HOLD_REASONS = [
   // Istio's own repair (its istio-cni-config): it repairs this pod in place, or deletes/labels broken pods itself.
   "mesh_repair_pending",
   "mesh_repair_active",
+  // The API server answered a write for this pod with 429/503 and Retry-After: no call for it before then.
+  "throttled",
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];

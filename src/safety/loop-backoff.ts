@@ -25,7 +25,7 @@ export class LoopBackoff {
    * long to wait still. Undefined when this is not a repeat: no owner, first time, a sibling that was
    * already there (several replicas broken at once are not a loop), or the quiet period has passed.
    */
-  check(facts: PodFacts, seenBrokenSinceMs = Number.POSITIVE_INFINITY): LoopCheck | undefined {
+  check(facts: PodFacts, seenBrokenSinceMs = Number.POSITIVE_INFINITY, dry = false): LoopCheck | undefined {
     const key = keyOf(facts);
     const record = key === undefined ? undefined : this.#records.get(key);
     if (!record || record.deletedUid === facts.uid) return undefined;
@@ -36,7 +36,8 @@ export class LoopBackoff {
     const agoMs = this.#clock.now() - record.at;
     // Quiet for twice the longest backoff: the loop is over, start counting afresh.
     if (agoMs > 2 * this.#maxMs) {
-      this.#records.delete(key as string);
+      // A dry look (scan, explain) forgets nothing.
+      if (!dry) this.#records.delete(key as string);
       return undefined;
     }
     const backoffMs = Math.min(this.#maxMs, this.#baseMs * 2 ** (record.count - 1));

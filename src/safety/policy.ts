@@ -1,6 +1,6 @@
 // The safety policy, all of it: given a verdict, the pod's facts and what the guards see (the deletion pace as a
-// peek), what to do with the pod now. Pure. The reconciler and `scan` gather the same guard view and call this
-// one function; only the reconciler then commits the pace (SafetyGuards.commitPace).
+// peek), what to do with the pod now, in the one guard order. Pure. Safety.judge (safety.ts) gathers the guard view
+// and calls this one function for run, scan and explain alike, then carries out what the decision reserves.
 import type { Mode } from "../config/config.js";
 import type { Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
@@ -26,6 +26,8 @@ export type Decision =
       readonly detail: string;
       readonly retryAfterMs?: number;
       readonly label?: boolean;
+      /** No BrokenPodHeld Event: the API server asked us to wait, another write to it now would not help. */
+      readonly quiet?: boolean;
     }
   /** Broken, and already handled: nothing more to do. */
   | { readonly kind: "skip"; readonly reason: string };
@@ -70,9 +72,26 @@ export type PolicyInput = {
   readonly alreadyHandled: boolean;
   readonly deleteBarePods: boolean;
   readonly guards: GuardView;
+  /** How long the API server asked us to wait before the next write for this pod (Retry-After); 0 or absent: none. */
+  readonly throttledMs?: number;
 };
 
 export function decide(input: PolicyInput): Decision {
+  const decision = guarded(input);
+  // Whatever the guards say, no write for this pod before the server's Retry-After: a watch event or a resync may
+  // bring it back sooner. Asked only of an action, so a held pod keeps its own reason (and a paced one its turn).
+  const waitMs = input.throttledMs ?? 0;
+  if (decision.kind !== "act" || waitMs <= 0) return decision;
+  return {
+    kind: "hold",
+    reason: "throttled",
+    detail: `the API server asked us to wait (Retry-After); next try in ${Math.ceil(waitMs / 1000)} s`,
+    retryAfterMs: waitMs,
+    quiet: true,
+  };
+}
+
+function guarded(input: PolicyInput): Decision {
   const { facts, verdict, mode, label, guards } = input;
   if (!verdict.broken) return { kind: "healthy" };
   // Labelling is harmless and is how a human finds the pod, so label mode labels every broken pod.
@@ -137,10 +156,30 @@ export function decide(input: PolicyInput): Decision {
   return act;
 }
 
+/**
+ * A pod held for its turn keeps it: its reservation stays (held pods wake once, in order) and its retry failures
+ * carry over the wait. Every other hold gives a reserved turn back.
+ */
+export const keepsTurn = (decision: Decision): boolean => decision.kind === "hold" && decision.reason === "rate_limit";
+
 /** Decisions that take part in the deletion pace: a delete spends a turn, a rate_limit hold reserves one. */
 export const isPaced = (decision: Decision): boolean =>
-  (decision.kind === "act" && decision.action === "delete") ||
-  (decision.kind === "hold" && decision.reason === "rate_limit");
+  (decision.kind === "act" && decision.action === "delete") || keepsTurn(decision);
+
+/** The one word for what happens to the pod: the mode's action, "hold", "skip" or "none" (healthy). */
+export function actionOf(decision: Decision): string {
+  switch (decision.kind) {
+    case "act":
+      return decision.action;
+    case "hold":
+      // A bare pod in delete mode is held from deletion but labelled for a human: the write that happens.
+      return decision.label ? "label" : "hold";
+    case "skip":
+      return "skip";
+    case "healthy":
+      return "none";
+  }
+}
 
 /** Delete mode deletes, except under rules whose own action is to report (ambient, by default). */
 export function modeFor(mode: Mode, rules: readonly Rule[], ruleName: string): Mode {

@@ -2,28 +2,21 @@
 // The reconciler runs in-process here so the test can hand it facts that are stale on purpose.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { Registry } from "prom-client";
-import { EventRecorder } from "../../../src/act/event-recorder.js";
-import { Repairer } from "../../../src/act/repairer.js";
-import { BrokenPods } from "../../../src/controller/broken-pods.js";
+import type { Registry } from "prom-client";
 import type { ReconcileResult } from "../../../src/controller/reconcile-result.js";
-import { Reconciler } from "../../../src/controller/reconciler.js";
-import { NO_CONTEXT } from "../../../src/detect/detect.js";
+import type { Reconciler } from "../../../src/controller/reconciler.js";
 import { podKey } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
-import { PodStore } from "../../../src/informer/pod-store.js";
+import type { PodStore } from "../../../src/informer/pod-store.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
-import { SafetyGuards } from "../../../src/safety/guards.js";
-import { Holds } from "../../../src/safety/holds.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
-import { silentLogger } from "../../support/loggers.js";
+import { testReconciler } from "../../support/test-reconciler.js";
 
 const rules: Rule[] = [presetRule("istio") as Rule];
 const schema = factsSchema(rules);
@@ -41,38 +34,8 @@ describe("precondition safety", () => {
     api = kubeConfig.makeApiClient(CoreV1Api);
     namespace = await createTestNamespace(api);
     transport = new KubeTransport(new KubeConfigCredentials(kubeConfig), { userAgent: "cni-repair/test" });
-    registry = new Registry();
-    const metrics = createMetrics(registry, { ruleNames: ["istio"], version: "test" });
-    const logger = silentLogger();
-    const events = new EventRecorder(transport, logger, () => {});
-    store = new PodStore();
-    reconciler = new Reconciler({
-      store,
-      rules,
-      mode: "delete",
-      label: { key: "cni.istio.io/uninitialized", value: "true" },
-      repairer: new Repairer(transport, events, { key: "cni.istio.io/uninitialized", value: "true" }),
-      events,
-      broken: new BrokenPods(metrics.brokenPods, metrics.detections),
-      deleteBarePods: false,
-      // Limits and gates off: this test is about preconditions only.
-      guards: new SafetyGuards({
-        limits: {
-          deletionsPerMinute: 0,
-          outageDeletionsPerMinute: 0,
-          deletionBurst: 1,
-          inflightPerNode: 0,
-          inflightPerNamespace: 0,
-        },
-        loopBackoff: { baseMs: 60_000, maxMs: 60_000 },
-        storm: { maxBrokenFraction: 1, minBroken: 1_000 },
-        nodeAgentGates: new Map(),
-      }),
-      holds: new Holds(metrics.podsHeld, metrics.holdsTotal),
-      context: () => NO_CONTEXT,
-      metrics,
-      logger,
-    });
+    // Limits and gates off: this test is about preconditions only.
+    ({ reconciler, store, registry } = testReconciler({ transport, rules }));
   });
 
   afterEach(async () => {

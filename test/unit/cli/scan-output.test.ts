@@ -1,9 +1,9 @@
 // scan's words: the scope it looked in and the count checked, the action run takes (a bare pod in delete mode is
 // labelled, not just held), and the result after --repair with its status code.
 import { expect } from "chai";
-import { actionOf } from "../../../src/cli/judge.js";
 import { describeScope, renderScan, scanCounts } from "../../../src/cli/scan-output.js";
 import type { ScanRecord } from "../../../src/cli/scan-record.js";
+import { actionOf } from "../../../src/safety/policy.js";
 
 const record = (overrides: Partial<ScanRecord>): ScanRecord => ({
   namespace: "shop",

@@ -3,7 +3,6 @@
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { BrokenPods } from "../../../src/controller/broken-pods.js";
-import type { GuardEvent } from "../../../src/controller/guard-events.js";
 import { podTriggers, type Request } from "../../../src/controller/triggers.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
@@ -13,6 +12,7 @@ import type { StoreChange } from "../../../src/informer/facts-store.js";
 import type { NamespaceFacts } from "../../../src/informer/namespace-facts.js";
 import { type PodChange, PodStore } from "../../../src/informer/pod-store.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
+import type { GuardEvent } from "../../../src/safety/guard-events.js";
 import { Holds } from "../../../src/safety/holds.js";
 import { Publisher } from "../../../src/util/publisher.js";
 import { exited, init, istioPod, podFacts } from "../../support/pod-builders.js";

@@ -6,6 +6,7 @@ import type { PodFacts } from "../../../src/detect/facts.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import type { StormTransition } from "../../../src/safety/storm-breaker.js";
 import { podFacts } from "../../support/pod-builders.js";
+import { guardsOff } from "../../support/test-reconciler.js";
 import { FakeClock } from "../fake-clock.js";
 
 const SECOND = 1_000;
@@ -20,20 +21,14 @@ const pod = (): PodFacts =>
 function setup() {
   const clock = new FakeClock(START);
   const transitions: StormTransition[] = [];
-  const guards = new SafetyGuards({
-    limits: {
-      deletionsPerMinute: 0,
-      outageDeletionsPerMinute: 0,
-      deletionBurst: 1,
-      inflightPerNode: 0,
-      inflightPerNamespace: 0,
-    },
-    loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
-    storm: { maxBrokenFraction: 0.5, minBroken: 2, windowMs: WINDOW },
-    nodeAgentGates: new Map(),
-    onStormTransition: (transition) => transitions.push(transition),
-    clock,
-  });
+  const guards = new SafetyGuards(
+    guardsOff({
+      loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
+      storm: { maxBrokenFraction: 0.5, minBroken: 2, windowMs: WINDOW },
+      onStormTransition: (transition) => transitions.push(transition),
+      clock,
+    }),
+  );
   const meshed = (facts: PodFacts, broken: boolean) =>
     guards.standingChanged(undefined, { facts, standing: { meshed: true, broken } });
   /** Deleted by us and gone from the cache, as the reconciler and the watch report it. */

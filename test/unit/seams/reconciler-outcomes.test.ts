@@ -2,22 +2,11 @@
 // it makes, what it counts, and what the queue is told next. 404 and 409 are skips (409 looks again soon), 429
 // waits for Retry-After without spending a retry, 403 and 500 are failures retried with backoff.
 import { expect } from "chai";
-import { Registry } from "prom-client";
-import { EventRecorder } from "../../../src/act/event-recorder.js";
-import { Repairer } from "../../../src/act/repairer.js";
 import type { Mode } from "../../../src/config/config.js";
-import { BrokenPods } from "../../../src/controller/broken-pods.js";
 import type { ReconcileResult } from "../../../src/controller/reconcile-result.js";
-import { Reconciler } from "../../../src/controller/reconciler.js";
-import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
-import { PodStore } from "../../../src/informer/pod-store.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
-import { SafetyGuards } from "../../../src/safety/guards.js";
-import { Holds } from "../../../src/safety/holds.js";
-import { silentLogger } from "../../support/loggers.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
 import { type ScriptedAnswer, type ScriptedCall, scriptedTransport } from "../../support/scripted-transport.js";
+import { testReconciler } from "../../support/test-reconciler.js";
 
 const RETRY_AFTER_SECONDS = 7;
 
@@ -48,45 +37,19 @@ function setup(mode: Mode, status: number) {
         ? { body: {} }
         : { status, ...(status === 429 && { retryAfterSeconds: RETRY_AFTER_SECONDS }) },
   });
-  const metrics = createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" });
-  const logger = silentLogger();
-  const label = { key: "cni.istio.io/uninitialized", value: "true" };
-  const events = new EventRecorder(transport, logger, () => {});
-  const store = new PodStore();
-  const pod = istioPod([init("istio-validation", "waiting", exited(126))], { name: "reviews-0" });
-  store.upsert(pod);
-  const guards = new SafetyGuards({
-    limits: {
-      deletionsPerMinute: 0,
-      outageDeletionsPerMinute: 0,
-      deletionBurst: 1,
-      inflightPerNode: 0,
-      inflightPerNamespace: 0,
-    },
-    loopBackoff: { baseMs: 1_000, maxMs: 10_000 },
-    storm: { maxBrokenFraction: 1, minBroken: 1 },
-    nodeAgentGates: new Map(),
-  });
-  const reconciler = new Reconciler({
-    store,
-    rules: [presetRule("istio") as Rule],
+  const { reconciler, store, metrics, events } = testReconciler({
+    transport,
     mode,
-    label,
-    deleteBarePods: false,
-    repairer: new Repairer(transport, events, label),
-    events,
-    broken: new BrokenPods(metrics.brokenPods, metrics.detections),
-    guards,
-    holds: new Holds(metrics.podsHeld, metrics.holdsTotal),
+    guards: { loopBackoff: { baseMs: 1_000, maxMs: 10_000 }, storm: { maxBrokenFraction: 1, minBroken: 1 } },
     context: () => ({
       nowMs: Date.now(),
       namespaceLabel: () => undefined,
       seenUnenrolledSince: () => undefined,
       agentsReadySince: () => undefined,
     }),
-    metrics,
-    logger,
   });
+  const pod = istioPod([init("istio-validation", "waiting", exited(126))], { name: "reviews-0" });
+  store.upsert(pod);
   return { reconciler, calls: () => calls.filter(writes), metrics, events, key: `${pod.namespace}/${pod.name}` };
 }
 

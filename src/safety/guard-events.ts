@@ -1,7 +1,8 @@
 // What the stateful guards announce that may let a held pod go now: the triggers turn these into re-queues.
-import type { GuardOptions } from "../safety/guards.js";
-import type { StormTransition } from "../safety/storm-breaker.js";
+
 import { Publisher } from "../util/publisher.js";
+import type { GuardOptions } from "./guards.js";
+import type { StormTransition } from "./storm-breaker.js";
 
 export type GuardEvent =
   /** A pod we deleted is gone: its node and namespace have an in-flight deletion slot free again. */

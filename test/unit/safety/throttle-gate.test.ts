@@ -1,6 +1,6 @@
 // ThrottleGate: a throttled key waits out its Retry-After, measured on the injected clock; others never wait.
 import { expect } from "chai";
-import { ThrottleGate } from "../../../src/act/throttle-gate.js";
+import { ThrottleGate } from "../../../src/safety/throttle-gate.js";
 
 describe("act/ThrottleGate", () => {
   let now = 1_000_000;

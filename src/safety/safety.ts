@@ -1,0 +1,231 @@
+// The safety object: the whole of what run, scan and explain ask before touching a pod. Two calls and their
+// tickets — judge(pod) → { decision, ticket }, then ticket.settle(outcome) or ticket.release() — and, from the
+// cache side, observe(change). It owns the deletion pace (turns spent and reserved), the in-flight slots, the storm
+// accounting, the throttle gate, the holds, the pods already acted on, and the events that may free a held pod
+// (wakeups.ts says which). The order of the guards is policy.ts's alone.
+import type { Mode } from "../config/config.js";
+import type { GraceStart } from "../detect/ambient.js";
+import { type DetectContext, detect, meshRule, type Verdict } from "../detect/detect.js";
+import { type PodFacts, podKey } from "../detect/facts.js";
+import type { Rule } from "../detect/rule.js";
+import type { PodChange } from "../informer/pod-store.js";
+import type { Metrics } from "../observe/metrics.js";
+import type { ReadyBasis } from "./cni-agents.js";
+import { GuardEvents } from "./guard-events.js";
+import { type GuardOptions, type Paces, SafetyGuards } from "./guards.js";
+import { Holds } from "./holds.js";
+import { type Decision, decide, type GuardView, isPaced, keepsTurn, modeFor } from "./policy.js";
+import type { PodStanding, StormBreaker } from "./storm-breaker.js";
+import { ThrottleGate } from "./throttle-gate.js";
+import { type ActionOutcome, Ticket, type TicketOwner } from "./ticket.js";
+
+export type SafetyOptions = Omit<GuardOptions, "onTurnMoved" | "onStormTransition"> & {
+  readonly rules: readonly Rule[];
+  /** The configured mode; a rule may narrow it (modeFor: ambient rules report in delete mode). */
+  readonly mode: Mode;
+  readonly label: { readonly key: string; readonly value: string };
+  readonly deleteBarePods: boolean;
+  /** Where the holds are counted (cni_repair_pods_held, cni_repair_holds_total). */
+  readonly metrics: Pick<Metrics, "podsHeld" | "holdsTotal">;
+  /** Detection's context now, for the cache side (which pods are meshed and broken). */
+  readonly context: () => DetectContext;
+  readonly now?: () => number;
+};
+
+export type JudgeOptions = {
+  /** When this controller first saw the pod broken (the loop backoff tells a replacement from a sibling by it). */
+  readonly seenBrokenSinceMs?: number;
+  /** Judge as if run in this mode (explain shows every mode). */
+  readonly mode?: Mode;
+  /** A dry judgement (scan, explain): spends only this run's copy of the paces, and changes nothing else. */
+  readonly dry?: DryRun;
+};
+
+/** A series of dry judgements, in order: the deletion paces they spend from are a copy of the real ones. */
+export type DryRun = { readonly paces: Paces };
+
+export type Judgement = {
+  readonly verdict: Verdict;
+  /** The action `run` takes for this pod's rule in the mode (ambient rules report in delete mode); undefined: healthy. */
+  readonly mode: Mode | undefined;
+  readonly guards: GuardView;
+  readonly decision: Decision;
+  /** Close it: settle(outcome) after acting, release() otherwise. */
+  readonly ticket: Ticket;
+  /** A hold new for this pod UID (a new reason, or newly held): say so once (log line, Event). */
+  readonly heldAnew: boolean;
+};
+
+export class Safety {
+  readonly #guards: SafetyGuards;
+  readonly #holds: Holds;
+  readonly #events = new GuardEvents();
+  readonly #throttle: ThrottleGate;
+  readonly #options: SafetyOptions;
+  /** Pod key → UID this controller already deleted or reported, so it never acts on that UID twice. */
+  readonly #handled = new Map<string, string>();
+  readonly #open = new Set<Ticket>();
+  readonly #owner: TicketOwner = {
+    afterAction: (facts, decision, outcome) => this.#afterAction(facts, decision, outcome),
+    closed: (ticket) => this.#open.delete(ticket),
+  };
+
+  constructor(options: SafetyOptions) {
+    this.#options = options;
+    this.#guards = new SafetyGuards({ ...options, ...this.#events.hooks });
+    this.#holds = new Holds(options.metrics.podsHeld, options.metrics.holdsTotal);
+    this.#throttle = new ThrottleGate(options.now ?? Date.now);
+  }
+
+  /** What may free a held pod (slot freed, storm opened or closed, a turn moved): the triggers listen here. */
+  get events(): GuardEvents {
+    return this.#events;
+  }
+
+  /** Who is held and why (read them; only judge, release and observe change them). */
+  get holds(): Pick<Holds, "keys"> {
+    return this.#holds;
+  }
+
+  get storm(): StormBreaker {
+    return this.#guards.storm;
+  }
+
+  /** Tickets judged and not yet settled or released (0 whenever no reconcile is under way). */
+  get openTickets(): number {
+    return this.#open.size;
+  }
+
+  /**
+   * What to do with the pod now, and, unless dry, everything the decision reserves, in this same tick (no await
+   * between the guards' view and the reservation): a delete spends its turn and takes its in-flight slot, a rate_limit
+   * hold reserves its turn, any other hold or action gives a reserved turn back; the hold is recorded.
+   */
+  judge(facts: PodFacts, verdict: Verdict, options: JudgeOptions = {}): Judgement {
+    const key = podKey(facts.namespace, facts.name);
+    const dry = options.dry;
+    if (!verdict.broken) {
+      if (!dry) this.#release(key);
+      const decision: Decision = { kind: "healthy" };
+      return {
+        verdict,
+        mode: undefined,
+        guards: {},
+        decision,
+        ticket: this.#ticket(key, facts, decision, dry),
+        heldAnew: false,
+      };
+    }
+    const { rules, label, deleteBarePods } = this.#options;
+    const mode = modeFor(options.mode ?? this.#options.mode, rules, verdict.rule);
+    const guards = this.#guards.view(facts, verdict.rule, {
+      ...(options.seenBrokenSinceMs !== undefined && { seenBrokenSinceMs: options.seenBrokenSinceMs }),
+      ...(dry && { paces: dry.paces, dry: true }),
+    });
+    const decision = decide({
+      facts,
+      verdict,
+      mode,
+      label,
+      alreadyHandled: !dry && this.#handled.get(key) === facts.uid,
+      deleteBarePods,
+      guards,
+      throttledMs: dry ? 0 : this.#throttle.waitMs(key),
+    });
+    if (isPaced(decision)) this.#guards.commitPace(key, guards, dry?.paces);
+    const ticket = this.#ticket(key, facts, decision, dry);
+    if (dry) return { verdict, mode, guards, decision, ticket, heldAnew: false };
+    let heldAnew = false;
+    if (decision.kind === "hold") {
+      if (!keepsTurn(decision)) this.#guards.forgetPod(key);
+      heldAnew = this.#holds.hold(key, facts, decision.reason);
+    } else {
+      this.#release(key);
+      // From here on the DELETE may be in flight: its slot is taken before any await, so workers cannot overshoot.
+      if (decision.kind === "act" && decision.action === "delete") this.#guards.beforeDelete(facts);
+    }
+    return { verdict, mode, guards, decision, ticket, heldAnew };
+  }
+
+  /** A fresh copy of the deletion paces for a series of dry judgements (scan's pass, one explain mode). */
+  dryRun(): DryRun {
+    return { paces: this.#guards.dryPaces() };
+  }
+
+  /**
+   * The cache side, for every pod change: each pod's standing for the storm breaker (meshed, broken, explained by its
+   * node's agent), the in-flight slot of a deleted pod now gone, and a gone pod's holds, turn and throttle.
+   * `currentVerdict`: detection's verdict on `change.current`, when the caller has it.
+   */
+  observe({ key, previous, current }: PodChange, currentVerdict?: Verdict): void {
+    const context = this.#options.context();
+    const rules = this.#options.rules;
+    // The cache may have detected the current pod already (once per change); otherwise it is detected here.
+    const verdict = current && (currentVerdict ?? detect(current, rules, context));
+    const before = previous && this.#standing(previous, detect(previous, rules, context).broken, context);
+    const now = current && this.#standing(current, verdict?.broken === true, context);
+    const explained =
+      current !== undefined && verdict?.broken === true && this.#guards.breakageExplained(current, verdict.rule);
+    this.#guards.standingChanged(
+      before && previous && { facts: previous, standing: before },
+      now && current && { facts: current, standing: { ...now, explained } },
+    );
+    if (previous && previous.uid !== current?.uid) {
+      const freed = this.#guards.podGone(previous.uid);
+      if (freed) this.#events.publish({ kind: "slot_freed", node: freed.node, namespace: freed.namespace });
+    }
+    if (current === undefined) this.#forget(key);
+  }
+
+  /** A new leadership term starts with no burst: the previous leader may have spent it a moment ago. */
+  startTerm(): void {
+    this.#guards.startTerm();
+  }
+
+  /** When the rule's node agents on the node turned Ready (the ambient enrolment grace counts from there). */
+  agentsReadySince(node: string, ruleName: string, basis?: ReadyBasis): GraceStart | undefined {
+    return this.#guards.agentsReadySince(node, ruleName, basis);
+  }
+
+  #ticket(key: string, facts: PodFacts, decision: Decision, dry: DryRun | undefined): Ticket {
+    const ticket = new Ticket(key, facts, decision, dry ? undefined : this.#owner);
+    if (!dry) this.#open.add(ticket);
+    return ticket;
+  }
+
+  #afterAction(facts: PodFacts, decision: Extract<Decision, { kind: "act" }>, outcome: ActionOutcome): void {
+    const key = podKey(facts.namespace, facts.name);
+    if (decision.action === "delete") {
+      // A 429/503 refused the DELETE before doing anything: like a skip, nothing was deleted.
+      const refused = outcome.result === "skip" || outcome.result === "throttled";
+      this.#guards.afterDelete(facts, outcome.result === "success" ? "deleted" : refused ? "skipped" : "failed");
+    }
+    if ((outcome.result === "success" || outcome.result === "dry_run") && decision.action !== "label") {
+      this.#handled.set(key, facts.uid);
+    }
+    if (outcome.result === "throttled" && outcome.retryAfterMs !== undefined) {
+      // Not a failure: nothing calls for this pod before the server asked (judge holds it as throttled till then).
+      this.#throttle.hold(key, outcome.retryAfterMs);
+      this.#holds.hold(key, facts, "throttled");
+    }
+  }
+
+  /** The pod is no longer held (acted on, healed, or gone) and waits for no deletion turn. */
+  #release(key: string): void {
+    this.#holds.release(key);
+    this.#guards.forgetPod(key);
+  }
+
+  #forget(key: string): void {
+    this.#release(key);
+    this.#throttle.forget(key);
+    this.#handled.delete(key);
+  }
+
+  /** How the pod counts for the storm breaker: only alive, unfinished, meshed pods count at all. */
+  #standing(facts: PodFacts, broken: boolean, context: DetectContext): PodStanding | undefined {
+    if (facts.deleting || facts.phase === "Failed" || facts.phase === "Succeeded") return undefined;
+    if (!meshRule(facts, this.#options.rules, context)) return undefined;
+    return { meshed: true, broken };
+  }
+}
