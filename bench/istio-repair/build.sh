@@ -11,7 +11,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tools/cached-go-build.sh
 source "$here/../../tools/cached-go-build.sh"
 
-istio_version=$(awk '$1 == "istio.io/istio" && $2 ~ /^v/ { print $2; exit }' "$here/go.mod")
+istio_version=$(awk '{ for (i = 1; i < NF; i++) if ($i == "istio.io/istio") { print $(i + 1); exit } }' "$here/go.mod")
 sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
 target=${CNI_REPAIR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cni-repair}/tools/istio-repair-$sum
 
