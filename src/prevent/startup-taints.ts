@@ -101,7 +101,12 @@ export class StartupTaints {
     const facts = this.nodes.get(node);
     if (!facts) return undefined;
     const present = startupKeysOn(facts.taints, this.#options.policy.keys);
-    return { node, present, decision: decideTaint(this.#input(facts, present, nowMs, basis), this.#options.policy) };
+    // Dry: a look changes nothing (the NotReady time is only ever started by the reconcile's own sight).
+    return {
+      node,
+      present,
+      decision: decideTaint(this.#input(facts, present, nowMs, basis, true), this.#options.policy),
+    };
   }
 
   /** The nodes that carry a managed key, or would get one now, with what happens to them and why (scan). */
@@ -167,15 +172,15 @@ export class StartupTaints {
     }
   }
 
-  #input(facts: NodeFacts, present: readonly string[], nowMs: number, basis: ReadyBasis = "observed") {
+  #input(facts: NodeFacts, present: readonly string[], nowMs: number, basis: ReadyBasis = "observed", dry = false) {
     const presence = agentPresence(this.#options.agents, facts.name, nowMs, basis);
     let agents: AgentState;
     if (presence.kind === "not_ready") {
       const since = this.#notReadySince.get(facts.name) ?? nowMs;
-      this.#notReadySince.set(facts.name, since);
+      if (!dry) this.#notReadySince.set(facts.name, since);
       agents = { kind: "not_ready", forMs: nowMs - since };
     } else {
-      this.#notReadySince.delete(facts.name);
+      if (!dry) this.#notReadySince.delete(facts.name);
       agents = presence;
     }
     return { present, agents, nodes: this.nodes.size, tainted: this.#taintedSince.size };
