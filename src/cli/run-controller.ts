@@ -33,7 +33,10 @@ export async function runController(config: Config): Promise<number> {
   const log = logger.child({ component: "main" });
   log.info("starting cni-repair", { version: VERSION, revision: REVISION, config: loggableConfig(config) });
   const registry = new Registry();
+  // Liveness' heartbeat, also the source of the event-loop lag metrics.
+  const eventLoop = startEventLoopMonitor({ intervalMs: EVENT_LOOP_HEARTBEAT_MS });
   const metrics = createMetrics(registry, {
+    eventLoop,
     ruleNames: config.rules.map((rule) => rule.name),
     version: VERSION,
     revision: REVISION,
@@ -48,6 +51,7 @@ export async function runController(config: Config): Promise<number> {
     transport = await connectCluster(config, metrics, log);
   } catch (error) {
     log.error("cannot connect", { error: messageOf(error) });
+    eventLoop.stop();
     await flushLogger(logger);
     return 1;
   }
@@ -62,6 +66,7 @@ export async function runController(config: Config): Promise<number> {
   if (missing !== undefined) {
     log.error("missing permissions", { missing });
     process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
+    eventLoop.stop();
     await transport.close();
     await flushLogger(logger);
     return 3;
@@ -78,7 +83,6 @@ export async function runController(config: Config): Promise<number> {
   if (!elector) metrics.leader.set(1);
 
   // 5. Probes and metrics. Liveness: the event loop turns and the watch is not stuck; readiness: synced.
-  const eventLoop = startEventLoopMonitor({ intervalMs: EVENT_LOOP_HEARTBEAT_MS });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({

@@ -1,11 +1,26 @@
-// Heartbeat timer that measures event loop lag, for the "event loop alive" health check.
+// Heartbeat timer that measures event loop lag: for the "event loop alive" health check and, as the process's only
+// periodic wake-up while idle, for the nodejs_eventloop_lag_* metrics (observe/metrics.ts).
 
-import { performance } from "node:perf_hooks";
+import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 
 export type EventLoopMonitorOptions = {
   /** How often the heartbeat fires; default 500 ms. */
   readonly intervalMs?: number;
 };
+
+/** The heartbeats' delays since the last take(), in seconds (all 0 when there was none). */
+export type LagStatistics = {
+  readonly count: number;
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly stddev: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+};
+
+const NS_PER_S = 1e9;
 
 export class EventLoopMonitor {
   readonly #intervalMs: number;
@@ -13,6 +28,8 @@ export class EventLoopMonitor {
   /** When the next heartbeat is due (performance.now() milliseconds). */
   #dueAt: number;
   #lastLagMs = 0;
+  /** Every heartbeat's delay in nanoseconds, until takeLagStatistics() reads and clears them. */
+  readonly #delays: RecordableHistogram = createHistogram();
 
   constructor(opts: EventLoopMonitorOptions = {}) {
     this.#intervalMs = opts.intervalMs ?? 500;
@@ -30,6 +47,24 @@ export class EventLoopMonitor {
     return this.lagMs() <= maxLagMs;
   }
 
+  /** The delays of the heartbeats since the previous call (a scrape), then forgets them. */
+  takeLagStatistics(): LagStatistics {
+    const delays = this.#delays;
+    const seconds = (ns: number) => (delays.count === 0 ? 0 : ns / NS_PER_S);
+    const statistics = {
+      count: delays.count,
+      min: seconds(delays.min),
+      max: seconds(delays.max),
+      mean: seconds(delays.mean),
+      stddev: seconds(delays.stddev),
+      p50: seconds(delays.percentile(50)),
+      p90: seconds(delays.percentile(90)),
+      p99: seconds(delays.percentile(99)),
+    };
+    delays.reset();
+    return statistics;
+  }
+
   /** Stops the heartbeat; lagMs() then keeps reporting the last measurement. */
   stop(): void {
     clearTimeout(this.#timer);
@@ -45,6 +80,8 @@ export class EventLoopMonitor {
   #beat(): void {
     const now = performance.now();
     this.#lastLagMs = Math.max(0, now - this.#dueAt);
+    // The histogram takes whole nanoseconds from 1 up.
+    this.#delays.record(Math.max(1, Math.round(this.#lastLagMs * 1e6)));
     this.#dueAt = now + this.#intervalMs;
     this.#schedule();
   }

@@ -7,7 +7,8 @@ import {
   ISTIO_REPAIR_MODES,
   type IstioRepairMode,
 } from "../detect/istio-repair-settings.js";
-import { metricFactory } from "./metric-factory.js";
+import type { EventLoopMonitor } from "./event-loop-monitor.js";
+import { type MetricFactory, metricFactory } from "./metric-factory.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
@@ -116,6 +117,8 @@ export type MetricsOptions = {
   readonly ruleActions?: Readonly<Record<string, RepairType>>;
   /** The `controller` and work queue `name` label of the standard metrics; default "cni-repair". */
   readonly controllerName?: string;
+  /** The /healthz heartbeat, whose delays are the nodejs_eventloop_lag_* series (none without it: one-shot commands). */
+  readonly eventLoop?: EventLoopMonitor;
 };
 
 /** Registers every metric, plus prom-client's process metrics, on `registry` only. */
@@ -216,15 +219,22 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   for (const basis of FALLBACK_BASES) meshFallbackDeletions.inc({ basis }, 0);
   leader.set(0);
 
-  // prom-client samples event-loop delay every 10 ms by default: ~100 wakeups and 6-8 ms of CPU per second
-  // while idle. Once a second is enough for a lag metric scraped every 15-60 s (the /healthz heartbeat is 1 s too),
-  // and keeps an idle process asleep: each wake-up costs tens of microseconds.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1_000 });
+  // Every wake-up of an idle process costs CPU (most with the DaemonSet's interpreter-only Node flags), so the
+  // event-loop lag series come from the /healthz heartbeat's delays (once a second, observe/event-loop-monitor.ts)
+  // instead of a sampler of prom-client's own, which would be a second timer. Its resolution is set past any
+  // process's lifetime, so that timer never fires, and its series make way for ours under the same names.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: NEVER_MS });
   // Gauges named like counters fail `promtool check metrics`; nodejs_active_{handles,requests,resources} (by type)
   // carry the same counts.
-  for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) {
+  for (const name of [
+    "nodejs_active_handles_total",
+    "nodejs_active_requests_total",
+    "nodejs_active_resources_total",
+    ...Object.values(EVENT_LOOP_LAG),
+  ]) {
     registry.removeSingleMetric(name);
   }
+  if (opts.eventLoop) eventLoopLagGauges(gauge, opts.eventLoop);
 
   const metrics: Metrics = {
     podsRepaired,
@@ -251,6 +261,36 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   // The pods are always watched: their series come first (and exist before the watch starts).
   initWatchSeries(metrics, "pods");
   return metrics;
+}
+
+/** The longest timer Node takes (about 24.8 days): prom-client's event-loop sampler, which this replaces. */
+const NEVER_MS = 2 ** 31 - 1;
+
+/** The nodejs_eventloop_lag_* series (prom-client's names), by the statistic each shows. */
+const EVENT_LOOP_LAG = {
+  last: "nodejs_eventloop_lag_seconds",
+  min: "nodejs_eventloop_lag_min_seconds",
+  max: "nodejs_eventloop_lag_max_seconds",
+  mean: "nodejs_eventloop_lag_mean_seconds",
+  stddev: "nodejs_eventloop_lag_stddev_seconds",
+  p50: "nodejs_eventloop_lag_p50_seconds",
+  p90: "nodejs_eventloop_lag_p90_seconds",
+  p99: "nodejs_eventloop_lag_p99_seconds",
+} as const;
+
+/** The lag gauges, read at scrape time from the heartbeats since the previous scrape. */
+function eventLoopLagGauges(gauge: MetricFactory["gauge"], monitor: EventLoopMonitor): void {
+  const { last, ...statistics } = EVENT_LOOP_LAG;
+  // Registered first: the registry reads its series in that order, and this one's collect sets all of them.
+  gauge(last, "Lag of event loop in seconds: the last heartbeat's delay.", [], function collect() {
+    this.set(monitor.lagMs() / 1000);
+    const taken = monitor.takeLagStatistics();
+    for (const [statistic, series] of byStatistic) series.set(taken[statistic]);
+  });
+  const byStatistic = Object.entries(statistics).map(([statistic, name]) => {
+    const series = gauge(name, `The ${statistic} of the heartbeats' delays since the last scrape, in seconds.`);
+    return [statistic as keyof typeof statistics, series] as const;
+  });
 }
 
 /** A watch's series at zero (the last sync at 0 until its first list), so alerts see them from the start. */

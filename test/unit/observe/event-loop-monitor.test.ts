@@ -50,4 +50,36 @@ describe("observe/event-loop-monitor", () => {
     await sleep(30);
     expect(monitor.lagMs()).to.equal(lag);
   });
+
+  it("hands each heartbeat's delay to one reader, then starts afresh", async () => {
+    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+    try {
+      blockFor(120);
+      await sleep(40);
+      const taken = monitor.takeLagStatistics();
+      expect(taken.count).to.be.at.least(1);
+      expect(taken.max).to.be.at.least(0.1);
+      expect(taken.min).to.be.at.most(taken.p50);
+      expect(taken.p50).to.be.at.most(taken.max);
+      const next = monitor.takeLagStatistics();
+      expect(next.max, "the blocked beat was taken already").to.be.below(0.1);
+    } finally {
+      monitor.stop();
+    }
+  });
+
+  it("reports zeros, not the empty histogram's sentinels, when no heartbeat came", () => {
+    const monitor = startEventLoopMonitor({ intervalMs: 60_000 });
+    monitor.stop();
+    expect(monitor.takeLagStatistics()).to.deep.equal({
+      count: 0,
+      min: 0,
+      max: 0,
+      mean: 0,
+      stddev: 0,
+      p50: 0,
+      p90: 0,
+      p99: 0,
+    });
+  });
 });

@@ -1,7 +1,9 @@
 // createMetrics: every known series exists at zero on a fresh registry, and registries stay independent.
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Registry } from "prom-client";
+import { startEventLoopMonitor } from "../../../src/observe/event-loop-monitor.js";
 import { createMetrics, DURATION_BUCKETS } from "../../../src/observe/metrics.js";
 
 describe("observe/metrics", () => {
@@ -102,5 +104,29 @@ describe("observe/metrics", () => {
     const misnamed = types.filter(({ name, type }) => name?.endsWith("_total") && type !== "counter");
     expect(misnamed).to.deep.equal([]);
     expect(text).to.include("# TYPE nodejs_active_handles gauge");
+  });
+
+  it("takes the event-loop lag series from the heartbeat it is given, and none from a sampler of its own", async () => {
+    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+    try {
+      const registry = new Registry();
+      createMetrics(registry, { ruleNames: ["istio"], version: "1", eventLoop: monitor });
+      const until = Date.now() + 120;
+      while (Date.now() < until) {
+        // Busy-wait: the next heartbeat comes 120 ms late.
+      }
+      await sleep(40);
+      const value = async (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, "m").exec(await registry.metrics())?.[1]);
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.at.least(0.1);
+      // The scrape took the heartbeats: the next one sees only those since.
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.below(0.1);
+      const without = new Registry();
+      createMetrics(without, { ruleNames: ["istio"], version: "1" });
+      expect(await without.metrics()).to.not.include("nodejs_eventloop_lag");
+      expect(await without.metrics()).to.include("process_cpu_seconds_total");
+    } finally {
+      monitor.stop();
+    }
   });
 });
