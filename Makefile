@@ -121,6 +121,13 @@ build: deps ## Compile TypeScript (src, test, bench) into dist/
 	npx tsc -p tsconfig.json
 	echo "$(GIT_REVISION)" >dist/revision
 
+# The app as the image carries it (image/bundle.sh), for the benchmarks: dist/bundle/dist/src/cli/main.js.
+.PHONY: bundle
+bundle: build ## Bundle dist/src as the image does, into dist/bundle/ (the benchmarks run it)
+	image/bundle.sh dist/bundle
+	cp package.json dist/bundle/
+	cp dist/revision dist/bundle/dist/revision
+
 .PHONY: lint
 lint: deps ## Lint and check formatting (Biome); no import cycle between folders of src/ (dependency-cruiser)
 	npx biome check .
@@ -161,7 +168,7 @@ demo: build controlplane-server ## Local control plane + broken mesh pods + the 
 BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
 
 .PHONY: bench
-bench: build controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~25 min; BENCH_PODS=100000 scales up) into bench/results/
+bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~25 min; BENCH_PODS=100000 scales up) into bench/results/
 	@if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; \
 	  export BENCH_ISTIO_REPAIR; fi; node dist/bench/run.js
 
@@ -172,7 +179,7 @@ istio-repair: ## Build (once, cached) Istio's repair controller from the Go modu
 	bench/istio-repair/build.sh
 
 .PHONY: bench-smoke
-bench-smoke: build controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
+bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: run

@@ -6,7 +6,7 @@
 #
 # Layers, from the least to the most often changed (the app's two are the same blobs in both architectures):
 #   1 base: files of the pinned Debian packages + passwd/group (base-layers.sh)   2 node: /usr/local/bin/node
-#   3 /app/node_modules (npm ci --omit=dev)                                         4 /app/dist/src + package.json
+#   3 /app/node_modules (npm ci --omit=dev)                                         4 /app/dist/src (bundled) + package.json
 #
 # Environment (the Makefile sets them): VERSION, NODE_VERSION, GIT_REVISION, IMAGE_SOURCE, SOURCE_DATE_EPOCH, IMAGE_OUT,
 # CRANE_VERSION, SYFT_VERSION, IMAGE_PUSH (optional: a repository reference to push the index to, e.g. ghcr.io/org/cni-repair:1.2.3).
@@ -43,12 +43,13 @@ quietly() {
   "$@" >"$work/step.log" 2>&1 || { cat "$work/step.log" >&2; echo "build.sh: failed: $*" >&2; exit 1; }
 }
 
-# The app: compiled JavaScript, package.json (the controller reads its version there) and production dependencies.
+# The app: compiled JavaScript bundled into a few modules (bundle.sh: a faster start), package.json (the controller
+# reads its version there) and production dependencies (client-node and undici are loaded from them, see bundle.sh).
 mkdir -p "$work/modules/app" "$work/app/app/dist"
 cp "$repo_root/package.json" "$repo_root/package-lock.json" "$work/modules/app/"
 quietly npm ci --prefix "$work/modules/app" --omit=dev --ignore-scripts --no-audit --no-fund
 rm "$work/modules/app/package.json" "$work/modules/app/package-lock.json"
-cp -R "$repo_root/dist/src" "$work/app/app/dist/src"
+"$image_dir/bundle.sh" "$work/app/app"
 cp "$repo_root/package.json" "$work/app/app/"
 echo "$GIT_REVISION" >"$work/app/app/dist/revision"
 "$image_dir/layer-tar.sh" "$work/modules" "$work/modules.tar"

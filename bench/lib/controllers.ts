@@ -14,7 +14,8 @@ export type ControllerKind = "cni-repair" | "candidate" | "baseline" | "istio";
 /** A cni-repair variant measured side by side with the real one. */
 export type Candidate = { readonly main: string; readonly nodeFlags: readonly string[] };
 
-export const OUR_MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+/** cni-repair as the image carries it: bundled (`make bundle`, image/bundle.sh). */
+export const OUR_MAIN = fileURLToPath(new URL("../../bundle/dist/src/cli/main.js", import.meta.url));
 const BASELINE_MAIN = fileURLToPath(new URL("../baseline/controller.js", import.meta.url));
 const FLOOR_MAIN = fileURLToPath(new URL("../floor/list-pods.js", import.meta.url));
 
