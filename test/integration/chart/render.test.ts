@@ -407,14 +407,14 @@ describe("chart: helm lint, schema and template", function () {
     expect(cluster.topologySpreadConstraints?.[0]?.topologyKey).to.equal("kubernetes.io/hostname");
   });
 
-  it("per-node: the image's entry point with interpreter-only Node flags; nodeFlags replaces them; none, no command", async () => {
+  it("per-node: the image's entry point without the optimising compilers; nodeFlags replaces the flags; none, no command", async () => {
     const flagsOf = async (values: Record<string, string> = {}) => {
       const container = controllerContainer(await renderChart("per-node", values));
       return { command: container.command, nodeFlags: podCommand(container, PLACEMENT).nodeFlags };
     };
-    expect((await flagsOf()).nodeFlags).to.deep.equal(["--no-opt", "--no-maglev", "--no-sparkplug"]);
+    expect((await flagsOf()).nodeFlags).to.deep.equal(["--no-opt", "--no-maglev"]);
     expect((await flagsOf({ nodeFlags: "{--stack-size=2000}" })).nodeFlags).to.deep.equal(["--stack-size=2000"]);
-    expect((await flagsOf({ nodeFlags: "null" })).nodeFlags).to.have.length(3);
+    expect((await flagsOf({ nodeFlags: "null" })).nodeFlags).to.have.length(2);
     expect((await flagsOf({ "sizing.daemonSet.nodeFlags": "null" })).command).to.equal(undefined);
     expect(controllerContainer(await renderChart("cluster")).command).to.equal(undefined);
     expect(await refusal({ nodeFlags: "{rm -rf}" })).to.match(/nodeFlags/);

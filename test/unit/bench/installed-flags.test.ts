@@ -24,7 +24,7 @@ const commandFlags = (text: string): string[] => {
 describe("bench: cni-repair measured as installed", () => {
   it("per-node: the DaemonSet command's flags (no optimising compilers), then its NODE_OPTIONS", () => {
     const text = manifest("per-node");
-    expect(commandFlags(text)).to.include.members(["--no-opt", "--no-maglev", "--no-sparkplug"]);
+    expect(commandFlags(text)).to.include.members(["--no-opt", "--no-maglev"]);
     expect(installedNodeFlags("per-node")).to.deep.equal([...commandFlags(text), ...nodeOptions(text)]);
   });
 
