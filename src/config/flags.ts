@@ -1,8 +1,8 @@
 // The one table of every cni-repair flag: parsing, env var names and --help are all generated from it.
 
 import { isIP } from "node:net";
-import { isPresetName, PRESETS, type Presets, presetNames } from "../detect/presets.js";
-import type { Marker } from "../detect/rule.js";
+import { GENERIC_STARTUP_TAINT_KEY, isPresetName, PRESETS, type Presets, presetNames } from "../detect/presets.js";
+import type { Marker, Rule } from "../detect/rule.js";
 import { formatDuration } from "./duration.js";
 import {
   boolFlag,
@@ -46,9 +46,6 @@ const problems =
 
 const optional = (test: (text: string) => boolean) => (text: string) => text === "" || test(text);
 
-const preset = (name: string): Parsed<string> =>
-  isPresetName(name) ? ok(name) : fail(`unknown preset ${JSON.stringify(name)}, expected ${presetNames.join(", ")}`);
-
 // Canonical decimal only: "007" or "+1" in a list of exit codes is more likely a mistake than intent.
 const exitCode = (text: string): Parsed<number> =>
   /^[1-9]\d{0,2}$/.test(text) && Number(text) <= 255
@@ -63,6 +60,14 @@ const keyValueLabel = (text: string): Parsed<Required<Marker>> => {
   return marker?.value === undefined ? fail("expected key=value") : ok({ key: marker.key, value: marker.value });
 };
 
+/** A preset's name to its rule, from the presets the table is built from. */
+const presetIn =
+  (presets: Presets) =>
+  (name: string): Parsed<Rule> =>
+    isPresetName(name)
+      ? ok(presets[name])
+      : fail(`unknown preset ${JSON.stringify(name)}, expected ${presetNames.join(", ")}`);
+
 /** A key=value selector as the flag takes it. */
 const markerText = (marker: Required<Marker>): string => `${marker.key}=${marker.value}`;
 
@@ -74,6 +79,13 @@ const agentSelectors = (presets: Presets): string =>
       return selector === undefined ? [] : [`${name} ${selector}`];
     })
     .join(", ");
+
+/** "istio cni.istio.io/not-ready, ..., custom cni-repair.io/agent-not-ready": each rule's own key, for --help. */
+const startupTaintKeys = (presets: Presets): string =>
+  [
+    ...presetNames.map((name) => `${name} ${presets[name].startupTaintKey ?? GENERIC_STARTUP_TAINT_KEY}`),
+    `custom ${GENERIC_STARTUP_TAINT_KEY}`,
+  ].join(", ");
 
 // Who accepts what. Shared settings (connection, detection, actions, guards, logs) mean the same to run, scan and
 // explain: scan and explain judge pods exactly as run would.
@@ -98,7 +110,7 @@ export function flagTable(presets: Presets) {
       group: "Detection",
       commands: SHARED,
       default: "istio",
-      item: preset,
+      item: presetIn(presets),
       help: `Built-in rules to apply, comma-separated: ${presetNames.join(", ")}. Empty (--preset=) only with a custom rule.`,
     }),
     "custom-init-container": stringFlag({
@@ -450,7 +462,7 @@ export function flagTable(presets: Presets) {
         isQualifiedName(text)
           ? ok(text)
           : fail(`expected taint keys, ${qualifiedNameExpectation}; got ${JSON.stringify(text)}`),
-      help: "Startup taint keys managed, comma-separated; only these are ever touched. Empty: per preset, istio and istio-ambient cni.istio.io/not-ready, linkerd and custom cni-repair.io/agent-not-ready.",
+      help: `Startup taint keys managed, comma-separated; only these are ever touched. Empty: per rule, ${startupTaintKeys(presets)}.`,
     }),
     "startup-taint-not-ready-after": durationFlag({
       group: "Startup taints",

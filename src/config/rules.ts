@@ -1,6 +1,6 @@
 // The detection rules a config asks for: presets in the order given, then the optional custom rule.
 
-import { presetNames, presetRule } from "../detect/presets.js";
+import { presetNames } from "../detect/presets.js";
 import { type AmbientRule, isAmbient, type Rule } from "../detect/rule.js";
 import { invalidValue } from "./config-error.js";
 import type { FlagName, FlagValues } from "./flags.js";
@@ -27,7 +27,7 @@ export function buildRules(values: FlagValues, given: ReadonlyMap<FlagName, Sett
     if (stray !== undefined) throw invalidValue(at(stray).source, at(stray).text, "requires --custom-init-container");
   }
 
-  const preset = given.get("preset") ?? { text: values.preset.join(","), source: "--preset" };
+  const preset = given.get("preset") ?? { text: values.preset.map((rule) => rule.name).join(","), source: "--preset" };
   if (values.preset.length === 0 && custom === undefined) {
     throw invalidValue(
       preset.source,
@@ -36,11 +36,11 @@ export function buildRules(values: FlagValues, given: ReadonlyMap<FlagName, Sett
     );
   }
   const rules: Rule[] = [];
-  for (const name of values.preset) {
-    const rule = presetRule(name);
-    // parse already checked the name; this guards against the presets module changing under us.
-    if (rule === undefined) throw invalidValue(preset.source, preset.text, `unknown preset ${JSON.stringify(name)}`);
-    if (rules.some((r) => r.name === rule.name)) throw invalidValue(preset.source, preset.text, `lists ${name} twice`);
+  // The flag's parser turned each name into its preset's rule.
+  for (const rule of values.preset) {
+    if (rules.some((r) => r.name === rule.name)) {
+      throw invalidValue(preset.source, preset.text, `lists ${rule.name} twice`);
+    }
     rules.push(isAmbient(rule) ? ambientRule(rule, values) : rule);
   }
   if (custom !== undefined) {

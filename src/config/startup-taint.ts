@@ -1,4 +1,5 @@
 // --startup-taint*: which taint keys to manage, and how, checked against the rest of the configuration.
+import { GENERIC_STARTUP_TAINT_KEY } from "../detect/presets.js";
 import type { Rule } from "../detect/rule.js";
 import { invalidValue } from "./config-error.js";
 import type { FlagName, FlagValues } from "./flags.js";
@@ -16,13 +17,8 @@ export type StartupTaintConfig = {
   readonly maxShare: number;
 };
 
-/** Istio's own untaint controller (istiod) removes this key; Cilium uses node.cilium.io/agent-not-ready. */
-export const ISTIO_TAINT_KEY = "cni.istio.io/not-ready";
-/** For meshes without a taint of their own (Linkerd, custom rules): documented in docs/startup-taints.md. */
-export const GENERIC_TAINT_KEY = "cni-repair.io/agent-not-ready";
-
-const ISTIO_PRESETS = new Set(["istio", "istio-ambient"]);
-const defaultKey = (rule: Rule): string => (ISTIO_PRESETS.has(rule.name) ? ISTIO_TAINT_KEY : GENERIC_TAINT_KEY);
+/** A rule's own startup taint (the presets name theirs), else the generic one. */
+const defaultKey = (rule: Rule): string => rule.startupTaintKey ?? GENERIC_STARTUP_TAINT_KEY;
 
 export function startupTaintConfig(
   values: FlagValues,

@@ -12,13 +12,26 @@ function validatorRule(
   exitCode: number,
   injectorMark: { readonly annotation: string } | { readonly label: string },
   cniAgentSelector: string,
+  startupTaintKey?: string,
 ): ValidatorRule {
   const mark =
     "annotation" in injectorMark
       ? { requiredAnnotation: Object.freeze({ key: injectorMark.annotation }) }
       : { requiredLabel: Object.freeze({ key: injectorMark.label }) };
-  return Object.freeze({ name, initContainer, exitCodes: Object.freeze([exitCode]), ...mark, cniAgentSelector });
+  return Object.freeze({
+    name,
+    initContainer,
+    exitCodes: Object.freeze([exitCode]),
+    ...mark,
+    cniAgentSelector,
+    ...(startupTaintKey === undefined ? {} : { startupTaintKey }),
+  });
 }
+
+/** Istio's own untaint controller (istiod) removes this key; Cilium uses node.cilium.io/agent-not-ready. */
+const ISTIO_STARTUP_TAINT_KEY = "cni.istio.io/not-ready";
+/** For meshes without a taint of their own (Linkerd, custom rules): documented in docs/startup-taints.md. */
+export const GENERIC_STARTUP_TAINT_KEY = "cni-repair.io/agent-not-ready";
 
 /** Istio CNI; the sidecar injector annotates every injected pod. */
 const istio = validatorRule(
@@ -27,6 +40,7 @@ const istio = validatorRule(
   126,
   { annotation: "sidecar.istio.io/status" },
   "k8s-app=istio-cni-node",
+  ISTIO_STARTUP_TAINT_KEY,
 );
 /** Linkerd CNI; the proxy injector labels every meshed pod. */
 const linkerd = validatorRule(
@@ -51,6 +65,7 @@ const istioAmbient: AmbientRule = Object.freeze({
   // The node agent retries enrolment itself, and a pod stuck in "pending" waits for ztunnel: report by default.
   action: "report",
   cniAgentSelector: "k8s-app=istio-cni-node",
+  startupTaintKey: ISTIO_STARTUP_TAINT_KEY,
   ztunnelSelector: "app=ztunnel",
   ztunnelNamespace: "istio-system",
 });

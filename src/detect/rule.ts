@@ -21,6 +21,8 @@ export type ValidatorRule = {
    * Ready only produces another broken pod, so the readiness gate waits for it.
    */
   readonly cniAgentSelector?: string;
+  /** The mesh's own startup taint, managed when --startup-taint-keys is empty; none: GENERIC_STARTUP_TAINT_KEY. */
+  readonly startupTaintKey?: string;
 };
 
 /** Istio ambient: the CNI agent marks an enrolled pod with an annotation; a pod in scope without it bypasses the mesh. */
@@ -43,6 +45,8 @@ export type AmbientRule = {
   /** What to do with a broken pod in delete mode: only report it (default), or delete it. */
   readonly action: "report" | "delete";
   readonly cniAgentSelector?: string;
+  /** As ValidatorRule's. */
+  readonly startupTaintKey?: string;
   /** The node's ztunnel must be Ready before a pod is deleted. */
   readonly ztunnelSelector: string;
   readonly ztunnelNamespace: string;

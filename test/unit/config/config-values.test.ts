@@ -257,6 +257,7 @@ describe("config/parseConfig values", () => {
           exitCodes: [126],
           requiredAnnotation: { key: "sidecar.istio.io/status" },
           cniAgentSelector: "k8s-app=istio-cni-node",
+          startupTaintKey: "cni.istio.io/not-ready",
         },
       ],
       mode: "delete",

@@ -1,6 +1,7 @@
-// Each preset value has one source, detect/presets.ts: the flags that tune a preset (--ambient-*, --ztunnel-*)
-// take it as their default. Changing a preset value changes the resolved config, --help and docs/flags.md; left at
-// their defaults the flags give back the preset unchanged.
+// Each preset value has one source, detect/presets.ts: the flag table is built from the presets (--preset resolves
+// names to them; the flags that tune a preset, --ambient-* and --ztunnel-*, take its values as their defaults).
+// Changing a preset value changes the resolved config, --help and docs/flags.md; left at their defaults the flags
+// give back the preset unchanged.
 
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
@@ -97,6 +98,18 @@ describe("config/preset defaults (one source: detect/presets.ts)", () => {
       for (const line of changedLines) expect(line).to.match(new RegExp(`^ {6}default: ${shown.replace(".", "\\.")} `));
     });
   }
+
+  it("changing a validator preset changes the rules and startup taint keys resolved, and --help", () => {
+    const istio = { ...PRESETS.istio, exitCodes: [127], startupTaintKey: "example.com/istio-not-ready" };
+    const table = flagTable({ ...PRESETS, istio });
+    const { config } = parseConfig(["run", "--startup-taint=bootstrap-only"], {}, table);
+    expect(config.rules).to.deep.equal([istio]);
+    expect(config.startupTaint?.keys).to.deep.equal(["example.com/istio-not-ready"]);
+    expect(table["startup-taint-keys"].help).to.include("istio example.com/istio-not-ready,");
+    expect(flags["startup-taint-keys"].help).to.include(
+      "istio cni.istio.io/not-ready, linkerd cni-repair.io/agent-not-ready, istio-ambient cni.istio.io/not-ready, custom cni-repair.io/agent-not-ready",
+    );
+  });
 
   it("the CNI agent selector's help lists each preset's own selector", () => {
     const presets: Presets = { ...PRESETS, linkerd: { ...PRESETS.linkerd, cniAgentSelector: "app=linkerd-cni-v2" } };

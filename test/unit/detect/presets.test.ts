@@ -9,13 +9,14 @@ describe("presets", () => {
     expect(presetNames).to.deep.equal(["istio", "linkerd", "istio-ambient"]);
   });
 
-  it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key, agent istio-cni-node", () => {
+  it("istio: istio-validation exit 126, marked by the sidecar.istio.io/status annotation key, agent istio-cni-node, Istio's startup taint", () => {
     expect(presetRule("istio")).to.deep.equal({
       name: "istio",
       initContainer: "istio-validation",
       exitCodes: [126],
       requiredAnnotation: { key: "sidecar.istio.io/status" },
       cniAgentSelector: "k8s-app=istio-cni-node",
+      startupTaintKey: "cni.istio.io/not-ready",
     });
   });
 
