@@ -11,7 +11,7 @@ import { messageOf } from "../util/message-of.js";
 /** Pods whose Events are remembered; the oldest is dropped first once full. */
 const MAX_REMEMBERED_PODS = 50_000;
 /** Event writes in flight at once: Events are for humans and must not crowd out repairs. */
-const EVENT_WRITERS = 2;
+export const EVENT_WRITERS = 2;
 /** Events waiting to be written; beyond this (API server down or very slow) new ones are dropped and counted. */
 const MAX_WAITING_EVENTS = 1_000;
 /**
@@ -116,10 +116,15 @@ export class EventRecorder {
     }
   }
 
-  /** Waits out the latest Retry-After; throws once stopRetrying() was called during the wait. */
+  /**
+   * Waits out the latest Retry-After, looking again after each wait: the other writer's request, already on its way,
+   * may come back throttled with a later Retry-After while this one sleeps. Throws once stopRetrying() was called.
+   */
   async #pause(): Promise<void> {
-    const waitMs = this.#pausedUntil - performance.now();
-    if (waitMs > 0) await sleep(waitMs, undefined, { signal: this.#retrying.signal });
+    for (let waitMs = this.#pausedUntil - performance.now(); waitMs > 0; ) {
+      await sleep(waitMs, undefined, { signal: this.#retrying.signal });
+      waitMs = this.#pausedUntil - performance.now();
+    }
   }
 
   #failed({ about, event }: EventJob, error: string): void {
