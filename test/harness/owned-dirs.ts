@@ -1,10 +1,12 @@
 // Temporary directories owned by this test process: abandoned ones (their owner died, even by SIGKILL) are
 // removed by the next run, and live ones are removed when the process exits.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const OWNER_FILE = "owner.pid";
+/** A directory with no owner file yet is another run's, between mkdtemp and writing the file, unless this old. */
+const UNOWNED_GRACE_MS = 60_000;
 
 /** Removes abandoned directories with this prefix, then makes a new one owned by this process. */
 export function ownedTempDir(prefix: string): string {
@@ -23,10 +25,19 @@ export function removeAbandonedDirs(prefix: string): void {
     try {
       owner = Number(readFileSync(join(dir, OWNER_FILE), "utf8"));
     } catch {
-      // No owner file: a run that died while creating it.
+      // No owner file: a run that died while creating it, or one creating it right now (a concurrent test process).
+      if (!isOlderThan(dir, UNOWNED_GRACE_MS)) continue;
     }
     if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function isOlderThan(path: string, ageMs: number): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > ageMs;
+  } catch {
+    return false; // already gone
   }
 }
 
