@@ -1,57 +1,56 @@
-// The composition root of the controller's parts, shared by run, scan and explain. Built in the order data flows,
-// each part from parts already made (no forward references, no callbacks into something not built yet):
-//   caches and their reflectors → the safety object → reconciler → queue and workers → triggers (cache changes → keys)
-//   → the manager, which starts and stops them in order.
+// The composition root of run, scan and explain: it only constructs. Built in the order data flows, each part from
+// parts already made (no forward references, no callbacks into something not built yet):
+//   what the guards read (node agents, namespaces, Istio's settings) → the safety object → detection's context
+//   → the pod cache (its bookkeeping in its own order) → [run, scan: the pod controller: reconciler, queue,
+//   workers, triggers → startup taints → the manager, which starts and stops them in order]
+//   → the query facade scan and explain read the caches through.
+// Explain composes the caches and the query only: no queue, no workers, no manager, no election.
 import type { Registry } from "prom-client";
 import { EventRecorder } from "../act/event-recorder.js";
 import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
-import { Controller, type Leadership } from "../controller/controller.js";
+import type { Leadership } from "../controller/controller.js";
 import { Manager, type Runnable } from "../controller/manager.js";
-import { Reconciler, type ReconcilerDeps } from "../controller/reconciler.js";
+import { buildPodController } from "../controller/pod-controller.js";
+import type { ReconcilerDeps } from "../controller/reconciler.js";
 import { StormReport } from "../controller/storm-report.js";
-import { podTriggers, type Request } from "../controller/triggers.js";
 import { UnenrolledSince } from "../controller/unenrolled-since.js";
 import type { DetectContext } from "../detect/detect.js";
-import type { PodFacts } from "../detect/facts.js";
-import { ISTIO_RULE, type IstioRepairState } from "../detect/istio-repair-settings.js";
+import { ISTIO_RULE } from "../detect/istio-repair-settings.js";
 import { isAmbient } from "../detect/rule.js";
-import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
 import { IstioRepairWatch } from "../informer/istio-repair-watch.js";
 import { type NamespaceFacts, namespaceStore, toNamespaceFacts } from "../informer/namespace-facts.js";
-import { type NodeAgentGate, watchNodeAgents } from "../informer/node-agent-watcher.js";
-import { PodStore } from "../informer/pod-store.js";
-import { Reflector } from "../informer/reflector.js";
-import { reflectorSettings } from "../informer/reflector-settings.js";
+import { cniAgentSets, type NodeAgentWatcher, watchNodeAgents } from "../informer/node-agent-watcher.js";
+import { PodCache } from "../informer/pod-cache.js";
+import { Reflector, type RunningCache } from "../informer/reflector.js";
+import { type ReflectorSettings, reflectorSettings } from "../informer/reflector-settings.js";
 import { watchTelemetry } from "../informer/watch-telemetry.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { reportIstioRepair } from "../observe/istio-repair-report.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
-import { buildStartupTaints } from "../prevent/build-startup-taints.js";
-import type { StartupTaints } from "../prevent/startup-taints.js";
-import { WorkQueue } from "../queue/work-queue.js";
+import { buildStartupTaints, type StartupTaintParts } from "../prevent/build-startup-taints.js";
+import type { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { Safety } from "../safety/safety.js";
-import { Publisher } from "../util/publisher.js";
+import { PodQuery } from "./query.js";
 
 export type ControllerParts = {
-  /** Starts and stops everything below in order. */
+  /** Starts and stops everything in order. */
   readonly manager: Manager;
-  readonly pods: PodStore;
+  /** The pod controller's queue (scan --repair waits until it is idle). */
   readonly queue: WorkQueue;
-  readonly broken: BrokenPods;
-  /** The safety object: judge (scan and explain judge dry), holds, storm. */
-  readonly safety: Safety;
-  /** The node-agent gates each rule's deletions wait for (explain shows them). */
-  readonly agentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
-  /** Startup-taint management, when --startup-taint is on. */
-  readonly startupTaints: StartupTaints | undefined;
-  /** The clock and namespace labels, as detection needs them now. */
+  /** The caches' read-only questions. */
+  readonly query: PodQuery;
+  /** The clock and namespace labels, as detection needs them now (run counts the broken pods it starts with). */
   readonly context: () => DetectContext;
-  /** What is known of Istio's own repair now; undefined when not read (--istio-repair=ignore, no istio rule). */
-  readonly istioRepair: (() => IstioRepairState) | undefined;
+};
+
+/** Explain's parts: the caches the judgement reads, to list once, and the questions asked of them. */
+export type QueryParts = {
+  readonly caches: readonly RunningCache[];
+  readonly query: PodQuery;
 };
 
 export type ComposeOptions = {
@@ -73,6 +72,9 @@ export type ComposeOptions = {
   readonly agentReadyBasis?: ReadyBasis;
 };
 
+/** Never leads: the workers of a read-only command (scan without --repair) and explain's parts take no key. */
+export const NEVER_LEADS: Leadership = { isLeader: false, term: 0, waitForLeadership: async () => false };
+
 export function composeController(
   config: Config,
   transport: KubeTransport,
@@ -80,29 +82,99 @@ export function composeController(
   logger: Logger,
   options: ComposeOptions = {},
 ): ControllerParts {
+  const caches = composeCaches(config, transport, metrics, logger, options);
+  const { nodeAgents, safety, startupTaints } = caches;
+
+  // The pod controller: reconciler, queue, workers, and the triggers that feed it from the caches.
+  const podController = buildPodController(config, {
+    cache: caches.pods,
+    repairer: new Repairer(transport, caches.events, config.label),
+    events: caches.events,
+    safety,
+    broken: new BrokenPods(metrics.brokenPods, metrics.detections),
+    context: caches.context,
+    sources: {
+      agents: nodeAgents.watches.map((watch) => watch.reflector),
+      namespaces: caches.namespaceReflector,
+      guards: safety.events,
+      istioRepair: caches.istioRepair?.watch,
+    },
+    leadership: options.leadership,
+    metrics,
+    logger,
+    onOutcome: options.onOutcome,
+  });
+  // Startup taints (issue 17) look at a node again when its CNI agents change.
+  if (startupTaints) {
+    for (const watch of nodeAgents.watches) {
+      watch.reflector.subscribe((change) =>
+        startupTaints.taints.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName),
+      );
+    }
+  }
+
+  // The manager: reflectors, then election, then (caches listed) the workers and the periodic ticks.
+  const manager = new Manager({
+    reflectors: caches.reflectors,
+    elector: options.elector,
+    workers: [podController.controller, ...(startupTaints ? [startupTaints.controller] : [])],
+    ticks: [
+      ...(config.resyncPeriodMs > 0
+        ? [{ everyMs: config.resyncPeriodMs, tick: () => podController.resync.publish() }]
+        : []),
+    ],
+    outbox: caches.events,
+    logger: logger.child({ component: "manager" }),
+  });
+  return { manager, queue: podController.queue, query: caches.query, context: caches.context };
+}
+
+/**
+ * Explain's parts: every cache a judgement reads (the pods too: the storm breaker's shares count them) with their
+ * bookkeeping, read-only, and the query. Nothing else is built: no queue, no workers, no manager, no election.
+ */
+export function composeQuery(
+  config: Config,
+  transport: KubeTransport,
+  metrics: Metrics,
+  logger: Logger,
+  options: Pick<ComposeOptions, "onWatchError" | "agentReadyBasis"> = {},
+): QueryParts {
+  const caches = composeCaches(config, transport, metrics, logger, {
+    ...options,
+    leadership: NEVER_LEADS,
+    startupTaintsReadOnly: true,
+  });
+  return { caches: caches.reflectors, query: caches.query };
+}
+
+type Caches = {
+  readonly nodeAgents: NodeAgentWatcher;
+  readonly namespaceReflector: Reflector<NamespaceFacts> | undefined;
+  readonly istioRepair: IstioRepair | undefined;
+  readonly safety: Safety;
+  readonly context: () => DetectContext;
+  readonly pods: PodCache;
+  readonly events: EventRecorder;
+  readonly startupTaints: StartupTaintParts | undefined;
+  /** Every cache above, the pods first (the manager's start order). */
+  readonly reflectors: readonly RunningCache[];
+  readonly query: PodQuery;
+};
+
+/** The caches, the guards over them, and the query: what run, scan and explain all read. */
+function composeCaches(
+  config: Config,
+  transport: KubeTransport,
+  metrics: Metrics,
+  logger: Logger,
+  options: ComposeOptions,
+): Caches {
   const watchLog = logger.child({ component: "reflector" });
   const settings = reflectorSettings(config, transport);
   const failed = options.onWatchError;
 
-  // 1. Caches and their reflectors: pods, the node agents deletions wait for, and (ambient only) namespaces.
-  const pods = new PodStore();
-  const schema = factsSchema(config.rules, { labelKeys: [config.label.key] });
-  // Several namespaces cannot be a field selector: drop the others at the edge, before they cost memory.
-  const wanted = new Set(config.namespaces);
-  const inScope = (namespace: string) => wanted.size <= 1 || wanted.has(namespace);
-  const podReflector = new Reflector<PodFacts>({
-    ...settings,
-    collection: "pods",
-    scope: config.scope,
-    watchList: config.watchList,
-    store: pods,
-    transform: (pod) => {
-      const facts = toPodFacts(pod, schema);
-      return facts && inScope(facts.namespace) ? facts : undefined;
-    },
-    observer: watchTelemetry(metrics, "pods", watchLog, { listed: (count) => metrics.cachePods.set(count), failed }),
-    ...(options.onListProgress && { onListProgress: options.onListProgress }),
-  });
+  // 1. What the guards read: the node agents deletions wait for, (ambient only) namespaces, Istio's own repair.
   const nodeAgents = watchNodeAgents(config, settings, { metrics, log: watchLog, failed });
   const ambientRules = config.rules.filter(isAmbient);
   const namespaces = namespaceStore();
@@ -118,24 +190,10 @@ export function composeController(
           transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
           observer: watchTelemetry(metrics, "namespaces", watchLog.child({ watch: "namespaces" }), { failed }),
         });
-
-  // Istio's own repair settings (the istio rule defers to them), unless --istio-repair=ignore.
-  const istioRule = config.rules.find((rule) => rule.name === ISTIO_RULE);
-  const istioRepair =
-    config.istioRepair === undefined || istioRule === undefined || isAmbient(istioRule)
-      ? undefined
-      : {
-          validator: istioRule.initContainer,
-          watch: new IstioRepairWatch({
-            namespace: config.istioRepair.namespace,
-            settings,
-            observer: (what, name) => watchTelemetry(metrics, name, watchLog.child({ watch: what }), { failed }),
-            onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),
-          }),
-        };
-  istioRepair?.watch.subscribe(reportIstioRepair(metrics, logger.child({ component: "istio-repair" })));
+  const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed);
 
   // 2. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
+  // It reads detection's context (3), which reads it back (when the node's agents turned Ready): the one closure.
   const safety: Safety = new Safety({
     limits: config.limits,
     loopBackoff: config.loopBackoff,
@@ -152,7 +210,13 @@ export function composeController(
     metrics,
     context: () => context(),
   });
-  // Ambient enrolment grace: when each pod was seen entering scope, and when its node's agents turned Ready.
+  const stormReport = new StormReport(safety.storm, metrics, logger.child({ component: "controller" }));
+  safety.events.subscribe((event) => {
+    if (event.kind === "storm") stormReport.transition(event.transition);
+  });
+
+  // 3. Detection's context. Ambient enrolment grace: when each pod was seen entering scope, and when its node's
+  // agents turned Ready.
   const unenrolled = new UnenrolledSince(ambientRules);
   const context = (): DetectContext => {
     const nowMs = Date.now();
@@ -164,135 +228,83 @@ export function composeController(
     };
   };
 
-  // 3. The reconciler: detect, decide under the guards, act.
-  const broken = new BrokenPods(metrics.brokenPods, metrics.detections);
-  const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
-  const reconciler = new Reconciler({
-    store: pods,
-    rules: config.rules,
-    label: config.label,
-    repairer: new Repairer(transport, events, config.label),
-    events,
-    broken,
-    safety,
-    context,
+  // 4. The pod cache, with its bookkeeping in its own fixed order (enrolment clocks, detection, the safety
+  // object's standings, the gauge) before anything it publishes to.
+  const pods = new PodCache({
+    config,
+    settings,
     metrics,
-    logger: logger.child({ component: "reconciler" }),
-    ...(options.onOutcome && { onOutcome: options.onOutcome }),
+    log: watchLog,
+    failed,
+    onListProgress: options.onListProgress,
+    context,
+    enrolment: unenrolled,
+    namespaces: namespaceReflector,
+    safety: ({ change, verdict }) => safety.observe(change, verdict),
   });
 
-  // 4. The queue and the workers. A new term paces from empty (the previous leader may have spent the burst a
-  // moment ago: see README) and looks at every known broken pod again.
-  const standard = metrics.controllerRuntime;
-  const queue = new WorkQueue({
-    backoff: { baseMs: config.retryBaseDelayMs, maxMs: config.retryMaxDelayMs, jitter: 0.5 },
-    observer: standard.queue(standard.name),
-  });
-  const resync = new Publisher<void>();
-  const controller = new Controller({
-    queue,
-    reconciler,
-    workers: config.workers,
-    maxRetries: config.maxRetries,
-    leadership: options.leadership,
-    onLeading: () => {
-      safety.startTerm();
-      resync.publish();
-    },
-    metrics: standard.controller(standard.name, config.workers),
-    retriesExhausted: metrics.retriesExhausted,
-    logger: logger.child({ component: "controller" }),
-  });
-
-  // 5. What each change does, in order: the caches' own bookkeeping first, then the triggers' re-queues.
-  const stormReport = new StormReport(safety.storm, metrics, logger.child({ component: "controller" }));
-  podReflector.subscribe((change) => {
-    metrics.cachePods.set(pods.size);
-    if (change.previous && change.previous.uid !== change.current?.uid) unenrolled.forget(change.previous.uid);
-    if (change.current) unenrolled.observe(change.current, context());
-    safety.observe(change);
-  });
-  namespaceReflector?.subscribe((change) => {
-    const now = context();
-    for (const facts of pods.values()) if (facts.namespace === change.key) unenrolled.observe(facts, now);
-  });
-  for (const [rule, gates] of nodeAgents.gatesByRule) {
-    for (const { agents } of gates.filter((gate) => gate.reason === "cni_agent_not_ready")) {
-      const watch = nodeAgents.watches.find((candidate) => candidate.agents === agents);
-      watch?.reflector.subscribe(() => {
-        metrics.cniAgentPods.set({ rule, ready: "true" }, agents.readyCount);
-        metrics.cniAgentPods.set({ rule, ready: "false" }, agents.count - agents.readyCount);
-      });
-    }
-  }
-  safety.events.subscribe((event) => {
-    if (event.kind === "storm") stormReport.transition(event.transition);
-  });
-  const enqueue = ({ key, afterMs }: Request) => {
-    if (afterMs === undefined) queue.add(key);
-    else queue.addAfter(key, afterMs);
-  };
-  const triggers = podTriggers(
-    {
-      pods: podReflector,
-      agents: nodeAgents.watches.map((watch) => watch.reflector),
-      namespaces: namespaceReflector,
-      guards: safety.events,
-      istioRepair: istioRepair?.watch,
-      resync,
-    },
-    { rules: config.rules, context, podStore: pods, broken, holds: safety.holds },
-  );
-  for (const trigger of triggers) trigger.connect(enqueue);
-
-  // 6. Startup taints (issue 17): its node watch and worker, fed by the same CNI agent caches.
-  const cniAgents = [...nodeAgents.gatesByRule.values()]
-    .flat()
-    .filter((gate) => gate.reason === "cni_agent_not_ready")
-    .map((gate) => gate.agents);
+  // 5. Startup taints (issue 17): its node watch and worker, fed by the same CNI agent caches; the Events every
+  // writer posts.
+  const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
   const startupTaints = buildStartupTaints(config, {
     transport,
-    agents: [...new Set(cniAgents)],
+    agents: cniAgentSets(nodeAgents).map((set) => set.watch.agents),
     logger: logger.child({ component: "startup-taints" }),
     registry: options.registry,
-    standard,
+    standard: metrics.controllerRuntime,
     leadership: options.leadership,
     readOnly: options.startupTaintsReadOnly === true,
     events,
     observer: watchTelemetry(metrics, "nodes", watchLog.child({ watch: "nodes" }), { failed }),
   });
-  if (startupTaints) {
-    for (const watch of nodeAgents.watches) {
-      watch.reflector.subscribe((change) =>
-        startupTaints.taints.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName),
-      );
-    }
-  }
 
-  // 7. The manager: reflectors, then election, then (caches listed) the workers and the periodic ticks.
-  const manager = new Manager({
+  return {
+    nodeAgents,
+    namespaceReflector,
+    istioRepair,
+    safety,
+    context,
+    pods,
+    events,
+    startupTaints,
     reflectors: [
-      podReflector,
+      pods.reflector,
       ...nodeAgents.watches.map((watch) => watch.reflector),
       ...(namespaceReflector ? [namespaceReflector] : []),
       ...(istioRepair ? [istioRepair.watch] : []),
       ...(startupTaints ? [startupTaints.reflector] : []),
     ],
-    elector: options.elector,
-    workers: [controller, ...(startupTaints ? [startupTaints.controller] : [])],
-    ticks: [...(config.resyncPeriodMs > 0 ? [{ everyMs: config.resyncPeriodMs, tick: () => resync.publish() }] : [])],
-    outbox: events,
-    logger: logger.child({ component: "manager" }),
-  });
-  return {
-    manager,
-    pods,
-    queue,
-    broken,
-    safety,
-    agentGates: nodeAgents.gatesByRule,
-    startupTaints: startupTaints?.taints,
-    context,
-    istioRepair: istioRepair && (() => istioRepair.watch.state),
+    // 6. The questions scan and explain ask of all of it.
+    query: new PodQuery(config, {
+      pods: pods.store,
+      safety,
+      agentGates: nodeAgents.gatesByRule,
+      startupTaints: startupTaints?.taints,
+      context,
+      istioRepair: istioRepair && (() => istioRepair.watch.state),
+    }),
   };
+}
+
+type IstioRepair = { readonly validator: string; readonly watch: IstioRepairWatch };
+
+/** Istio's own repair settings (the istio rule defers to them), unless --istio-repair=ignore or no sidecar rule. */
+function istioRepairWatch(
+  config: Config,
+  settings: ReflectorSettings,
+  metrics: Metrics,
+  logger: Logger,
+  failed: ComposeOptions["onWatchError"],
+): IstioRepair | undefined {
+  const istioRule = config.rules.find((rule) => rule.name === ISTIO_RULE);
+  if (config.istioRepair === undefined || istioRule === undefined || isAmbient(istioRule)) return undefined;
+  const watchLog = logger.child({ component: "reflector" });
+  const watch = new IstioRepairWatch({
+    namespace: config.istioRepair.namespace,
+    settings,
+    observer: (what, name) => watchTelemetry(metrics, name, watchLog.child({ watch: what }), { failed }),
+    onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),
+  });
+  watch.subscribe(reportIstioRepair(metrics, logger.child({ component: "istio-repair" })));
+  return { validator: istioRule.initContainer, watch };
 }

@@ -1,14 +1,13 @@
 // The whole judgement `run` would make about one pod now, as data: the rule it falls under (or why none), the
 // validator's states, the verdict, what each guard says (the node's agents with when they turned Ready), and the
-// decision in each mode. Built from the controller's caches with Safety.judge, dry (the path run takes); writes nothing.
+// decision in each mode. Asked of the caches through the query facade, which judges with Safety.judge, dry (the path
+// run takes); writes nothing.
 import type { Config, Mode } from "../config/config.js";
-import { detect, meshRule } from "../detect/detect.js";
 import type { ContainerState, PodFacts, Termination } from "../detect/facts.js";
 import { describeIstioRepair } from "../detect/istio-repair-settings.js";
 import { isAmbient, type Marker, type Rule } from "../detect/rule.js";
 import { actionOf, type GuardView } from "../safety/policy.js";
-import type { ControllerParts } from "./compose.js";
-import { oneShotContext } from "./one-shot.js";
+import type { AgentView, PodQuery } from "./query.js";
 import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";
 
 type TerminationView = {
@@ -61,24 +60,12 @@ export type Explanation = {
   readonly modes: Readonly<Record<Mode, DecisionView>>;
 };
 
-type AgentView = {
-  readonly what: string;
-  readonly node: string;
-  readonly pod: string;
-  readonly ready: boolean;
-  /** When its Ready condition turned True by the kubelet, and when this process first saw it Ready. */
-  readonly readySince: string | null;
-  readonly seenReadySince: string | null;
-  readonly minReadySeconds: number;
-};
-
 const MODES: readonly Mode[] = ["delete", "label", "report"];
 
-export function explainPod(config: Config, parts: ControllerParts, facts: PodFacts, watched: boolean): Explanation {
+export function explainPod(config: Config, query: PodQuery, facts: PodFacts, watched: boolean): Explanation {
   const nowMs = Date.now();
-  const verdict = detect(facts, config.rules, oneShotContext(parts));
   // Each mode from a fresh copy of the paces: what run would do now, in that mode; nothing is spent or changed.
-  const judged = (mode: Mode) => parts.safety.judge(facts, verdict, { dry: parts.safety.dryRun(), mode });
+  const judged = (mode: Mode) => query.judge(facts, query.dryRun(), { mode });
   const now = judged(config.mode);
   const view = (decision: ReturnType<typeof judged>["decision"]): DecisionView => ({
     action: actionOf(decision),
@@ -92,7 +79,8 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
         : null,
     skip: decision.kind === "skip" ? decision.reason : null,
   });
-  const rule = meshRule(facts, config.rules, oneShotContext(parts));
+  const rule = query.meshRule(facts);
+  const verdict = now.verdict;
   return {
     pod: {
       namespace: facts.namespace,
@@ -112,7 +100,7 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
     },
     rule: rule ? { name: rule.name, detail: ruleDetail(rule) } : { name: null, detail: whyNoRule(facts, config.rules) },
     validator: validatorView(facts, rule),
-    istioRepair: parts.istioRepair ? describeIstioRepair(parts.istioRepair()) : null,
+    istioRepair: istioRepairOf(query),
     verdict: verdict.broken
       ? { broken: true, reason: verdict.reason, terminal: verdict.terminal }
       : {
@@ -120,13 +108,10 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
           reason: facts.deleting ? "already being deleted" : "no rule finds it broken",
           terminal: false,
         },
-    agents: agentViews(parts, facts, verdict.broken ? verdict.rule : rule?.name),
-    storm: {
-      node: parts.safety.storm.describe("node", facts.nodeName ?? ""),
-      cluster: parts.safety.storm.describe("cluster", ""),
-    },
+    agents: query.agents(facts, verdict.broken ? verdict.rule : rule?.name),
+    storm: query.storm(facts.nodeName ?? ""),
     guards: now.guards,
-    ...startupTaintOf(parts, facts.nodeName),
+    ...startupTaintOf(query, facts.nodeName),
     mode: config.mode,
     decision: view(now.decision),
     modes: Object.fromEntries(MODES.map((mode) => [mode, view(judged(mode).decision)])) as Record<Mode, DecisionView>,
@@ -134,10 +119,15 @@ export function explainPod(config: Config, parts: ControllerParts, facts: PodFac
 }
 
 /** As scan shows it, by the kubelet's Ready time (a one-shot look); nothing without --startup-taint or a node. */
-function startupTaintOf(parts: ControllerParts, node: string | undefined): { startupTaint?: StartupTaintRecord } {
-  const view = node === undefined ? undefined : parts.startupTaints?.view(node, Date.now(), "claimed");
+function startupTaintOf(query: PodQuery, node: string | undefined): { startupTaint?: StartupTaintRecord } {
+  const view = node === undefined ? undefined : query.startupTaint(node);
   return view ? { startupTaint: startupTaintRecord(view) } : {};
 }
+
+const istioRepairOf = (query: PodQuery): string | null => {
+  const state = query.istioRepair();
+  return state === undefined ? null : describeIstioRepair(state);
+};
 
 const ruleDetail = (rule: Rule): string =>
   isAmbient(rule)
@@ -181,23 +171,3 @@ const terminationView = (t: Termination): TerminationView => ({
   finishedAt: t.finishedAtMs === undefined ? null : new Date(t.finishedAtMs).toISOString(),
 });
 const stateView = (state: ContainerState) => (typeof state === "string" ? state : terminationView(state));
-
-/** The node agents the rule's deletions wait for, on the pod's node. */
-function agentViews(parts: ControllerParts, facts: PodFacts, ruleName: string | undefined): AgentView[] {
-  const node = facts.nodeName ?? "";
-  const iso = (ms: number | undefined) =>
-    ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
-  return (parts.agentGates.get(ruleName ?? "") ?? []).flatMap((gate) =>
-    [...gate.agents.store.values()]
-      .filter((agent) => agent.nodeName === node)
-      .map((agent) => ({
-        what: gate.what,
-        node,
-        pod: `${agent.namespace}/${agent.name}`,
-        ready: agent.readySinceMs !== undefined,
-        readySince: iso(agent.readySinceMs),
-        seenReadySince: iso(agent.seenReadyAtMs),
-        minReadySeconds: gate.minReadyMs / 1000,
-      })),
-  );
-}

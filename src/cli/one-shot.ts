@@ -1,12 +1,13 @@
-// The controller's parts for a one-shot command (scan, explain): started, its caches listed once, stopped when done.
-// Read-only unless the command writes (scan --repair): without leadership the workers keep their hands off.
-// Its guards go by the kubelet's Ready time of the CNI agents ("claimed"): it has not watched them before.
+// The parts of a one-shot command: scan's controller, started, its caches listed once, stopped when done (read-only
+// unless the command writes, scan --repair: without leadership the workers keep their hands off); explain's caches,
+// listed once, and the query over them. Their guards go by the kubelet's Ready time of the CNI agents ("claimed"):
+// they have not watched them before.
 import type { Config } from "../config/config.js";
-import type { DetectContext } from "../detect/detect.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { createLogger, type Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
-import { type ComposeOptions, type ControllerParts, composeController } from "./compose.js";
+import { type ComposeOptions, type ControllerParts, composeController, composeQuery, NEVER_LEADS } from "./compose.js";
+import type { PodQuery } from "./query.js";
 
 export type SyncedParts = {
   readonly parts: ControllerParts;
@@ -16,6 +17,7 @@ export type SyncedParts = {
   readonly stop: () => Promise<void>;
 };
 
+/** Scan: the controller's parts, started (read-only unless the command writes), once its caches are listed. */
 export async function startSynced(
   config: Config,
   transport: KubeTransport,
@@ -25,30 +27,71 @@ export async function startSynced(
     readonly writes: boolean;
   },
 ): Promise<SyncedParts> {
-  const gaveUp = new AbortController();
-  let failure: unknown;
-  let synced = false;
+  const sync = firstSync();
   const { writes, ...composeOptions } = options;
   const parts = composeController(config, transport, metrics, logger, {
     ...composeOptions,
-    ...(!writes && { leadership: { isLeader: false, term: 0, waitForLeadership: async () => false } }),
-    // No memory of the agents' past: the node-agent gate trusts the kubelet's Ready time when it is a past time, as
-    // Kubernetes' own minReadySeconds does; a missing or future one holds (docs/operations.md, "One guarded pass").
-    agentReadyBasis: "claimed",
-    // A one-shot command gives up on the first failure before its caches are whole.
-    onWatchError: (error) => {
+    ...(!writes && { leadership: NEVER_LEADS }),
+    agentReadyBasis: ONE_SHOT_BASIS,
+    onWatchError: sync.onWatchError,
+  });
+  parts.manager.start();
+  await sync.done(parts.manager.waitForSync(sync.gaveUp));
+  return {
+    parts,
+    failure: sync.failure,
+    stop: async () => {
+      await parts.manager.stop();
+    },
+  };
+}
+
+/**
+ * Explain: the caches a judgement reads, each listed once and no longer watched, and the questions asked of them.
+ * No manager, queue, worker or election is built.
+ */
+export async function listedOnce(
+  config: Config,
+  transport: KubeTransport,
+  metrics: Metrics,
+  logger: Logger,
+): Promise<{ readonly query: PodQuery; readonly failure: () => unknown }> {
+  const sync = firstSync();
+  const { caches, query } = composeQuery(config, transport, metrics, logger, {
+    agentReadyBasis: ONE_SHOT_BASIS,
+    onWatchError: sync.onWatchError,
+  });
+  const stop = new AbortController();
+  const running = caches.map((cache) => cache.run(stop.signal));
+  await sync.done(Promise.all(caches.map((cache) => cache.waitForSync(sync.gaveUp))));
+  stop.abort();
+  await Promise.all(running);
+  return { query, failure: sync.failure };
+}
+
+/**
+ * No memory of the agents' past: the node-agent gate trusts the kubelet's Ready time when it is a past time, as
+ * Kubernetes' own minReadySeconds does; a missing or future one holds (docs/operations.md, "One guarded pass").
+ */
+const ONE_SHOT_BASIS = "claimed";
+
+/** A one-shot command gives up on the first list or watch failure before its caches are whole. */
+function firstSync() {
+  const gaveUp = new AbortController();
+  let failure: unknown;
+  let synced = false;
+  return {
+    gaveUp: gaveUp.signal,
+    failure: () => failure,
+    onWatchError: (error: unknown) => {
       if (synced) return;
       failure ??= error;
       gaveUp.abort();
     },
-  });
-  parts.manager.start();
-  synced = await parts.manager.waitForSync(gaveUp.signal);
-  return {
-    parts,
-    failure: () => failure,
-    stop: async () => {
-      await parts.manager.stop();
+    /** Waits for the sync; later failures are the retrying watch's business, not the command's. */
+    done: async (syncing: Promise<unknown>) => {
+      await syncing;
+      synced = true;
     },
   };
 }
@@ -59,12 +102,4 @@ export function oneShotLogger(config: Config): Logger {
     level: config.logLevel === "debug" ? "debug" : "warn",
     format: config.logFormatGiven ? config.logFormat : "text",
   });
-}
-
-/**
- * Detection's context for a one-shot command. It has no memory of when a pod entered ambient scope, and its guards
- * go by the kubelet's Ready time of the agents (startSynced): it goes by the pod's and the kubelet's own times.
- */
-export function oneShotContext(parts: ControllerParts): DetectContext {
-  return { ...parts.context(), seenUnenrolledSince: undefined };
 }

@@ -134,8 +134,8 @@ export async function runController(config: Config): Promise<number> {
     if (!synced) return;
     // Counted by detection now: the workers have only begun, so their own tally (parts.broken) lags behind.
     let broken = 0;
-    for (const facts of parts.pods.values()) if (detect(facts, config.rules, parts.context()).broken) broken++;
-    log.info("cache synced; repairing", { pods: parts.pods.size, broken });
+    for (const facts of parts.query.pods()) if (detect(facts, config.rules, parts.context()).broken) broken++;
+    log.info("cache synced; repairing", { pods: parts.query.size, broken });
   });
 
   // 7. Shutdown, in reverse (see controller/manager.ts): stop taking work and let in-flight actions finish, write

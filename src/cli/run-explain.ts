@@ -1,5 +1,5 @@
-// `cni-repair explain <namespace>/<pod>`: list as run would, then print the whole judgement about one pod.
-// Nothing is written: the controller runs without leadership.
+// `cni-repair explain <namespace>/<pod>`: read the pod, list the caches its judgement reads once, then print the
+// whole judgement about it. Nothing is written, and nothing that could write is built (no queue, workers, election).
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
@@ -11,7 +11,7 @@ import { createMetrics } from "../observe/metrics.js";
 import { connectCluster } from "./connect-cluster.js";
 import { type Explanation, explainPod } from "./explain.js";
 import { renderExplanation } from "./explain-output.js";
-import { oneShotLogger, startSynced } from "./one-shot.js";
+import { listedOnce, oneShotLogger } from "./one-shot.js";
 import { VERSION } from "./version.js";
 
 /** Exit codes: 0 explained, 1 no such pod, 2 errors (connection, configuration). */
@@ -21,20 +21,20 @@ export async function runExplain(config: Config, target: { namespace: string; na
   const what = podKey(target.namespace, target.name);
   try {
     const transport = await connectCluster(config, metrics, logger.child({ component: "main" }));
-    const { parts, failure, stop } = await startSynced(config, transport, metrics, logger, {
-      writes: false,
-      startupTaintsReadOnly: true,
-    });
+    // The pod first: one that does not exist needs no list at all.
+    const read = await readPod(config, transport, target);
     let explanation: Explanation | undefined;
-    if (failure() === undefined) {
-      const cached = parts.pods.get(what);
-      // Outside run's scope the pod is not in the cache: read it directly, to say so rather than "not found".
-      const facts = cached ?? (await readPod(config, transport, target));
-      if (facts !== undefined) explanation = explainPod(config, parts, facts, cached !== undefined);
+    if (read !== undefined) {
+      const { query, failure } = await listedOnce(config, transport, metrics, logger);
+      if (failure() !== undefined) {
+        await transport.close();
+        throw failure();
+      }
+      // In run's scope it is in the cache (as run sees it); outside, the pod as read, to say so rather than "not found".
+      const cached = query.pod(what);
+      explanation = explainPod(config, query, cached ?? read, cached !== undefined);
     }
-    await stop();
     await transport.close();
-    if (failure() !== undefined) throw failure();
     await flushLogger(logger);
     if (explanation === undefined) {
       process.stderr.write(`cni-repair explain: pod ${what} not found\n`);

@@ -3,15 +3,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
-import { detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
 import { describeIstioRepair } from "../detect/istio-repair-settings.js";
 import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
 import type { ControllerParts } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
-import { oneShotContext, oneShotLogger, startSynced } from "./one-shot.js";
+import { oneShotLogger, startSynced } from "./one-shot.js";
 import { checkPermissions } from "./permission-check.js";
+import type { PodQuery } from "./query.js";
 import { renderScan, scanCounts, scanScope, startupTaintRecord } from "./scan-output.js";
 import { type ScanRecord, scanRecord } from "./scan-record.js";
 import { VERSION } from "./version.js";
@@ -43,20 +43,21 @@ export async function runScan(config: Config): Promise<number> {
     });
     progress.done();
     const synced = failure() === undefined;
-    const checked = parts.pods.size;
+    const { query } = parts;
+    const checked = query.size;
     if (config.scan.repair && synced) await onePass(parts);
-    const records = synced ? scanRecords(config, parts, written) : [];
-    const startupTaints = parts.startupTaints?.views(Date.now(), "claimed").map(startupTaintRecord);
+    const records = synced ? scanRecords(config, query, written) : [];
+    const startupTaints = query.startupTaints()?.map(startupTaintRecord);
     // Deleted pods are gone or terminating; labelled, reported, refused and held ones are still broken.
     const stillBroken = records.filter((record) => {
-      const facts = parts.pods.get(podKey(record.namespace, record.name));
-      return facts !== undefined && detect(facts, config.rules, oneShotContext(parts)).broken;
+      const facts = query.pod(podKey(record.namespace, record.name));
+      return facts !== undefined && query.verdict(facts).broken;
     }).length;
     await stop();
     await transport.close();
     if (!synced) throw failure();
     // Said when Istio's repair is there (or cannot be read); its absence changes nothing and is not news.
-    const istio = parts.istioRepair?.();
+    const istio = query.istioRepair();
     const report = {
       scope: scanScope(config),
       counts: scanCounts(checked, records),
@@ -78,15 +79,14 @@ export async function runScan(config: Config): Promise<number> {
  * One record per broken pod, in namespace/name order: what was written to it in this run (--repair), else what
  * run would do with it now. Pods written to and since gone (deleted) keep their record.
  */
-function scanRecords(config: Config, parts: ControllerParts, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
+function scanRecords(config: Config, query: PodQuery, written: ReadonlyMap<string, ScanRecord>): ScanRecord[] {
   const records = new Map(written);
   // The paces apply in order, as in run (the first pods get the burst), on a copy: scan spends no real token.
-  const dry = parts.safety.dryRun();
-  for (const facts of [...parts.pods.values()].sort(byName)) {
+  const dry = query.dryRun();
+  for (const facts of [...query.pods()].sort(byName)) {
     const key = podKey(facts.namespace, facts.name);
     if (records.has(key)) continue;
-    const verdict = detect(facts, config.rules, oneShotContext(parts));
-    const { decision } = parts.safety.judge(facts, verdict, { dry });
+    const { verdict, decision } = query.judge(facts, dry);
     if (verdict.broken) records.set(key, scanRecord(config, facts, verdict, decision));
   }
   return [...records.values()].sort(byName);

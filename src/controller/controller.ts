@@ -17,6 +17,9 @@ export type Leadership = {
   waitForLeadership(signal: AbortSignal): Promise<boolean>;
 };
 
+/** Reconcile `key`, now or after `afterMs` (what a trigger asks of the controller). */
+export type Request = { readonly key: string; readonly afterMs?: number };
+
 /** Reconciles one key: level-based, it re-reads its caches and says what the queue does next. */
 export type KeyReconciler = { reconcile(key: string): Promise<ReconcileResult> };
 
@@ -46,6 +49,12 @@ export class Controller {
   constructor(options: ControllerOptions) {
     this.#options = options;
     this.#begunTerm = options.leadership?.term ?? 0;
+  }
+
+  /** Puts the key on the queue, now or after the delay (deduplicated: a key waiting or in work is not doubled). */
+  enqueue({ key, afterMs }: Request): void {
+    if (afterMs === undefined) this.#options.queue.add(key);
+    else this.#options.queue.addAfter(key, afterMs);
   }
 
   /** Runs the workers until the signal aborts (the queue shuts down); resolves once each has finished its key. */

@@ -2,21 +2,18 @@
 // Watches(source, EnqueueRequestsFromMapFunc), kube-rs's Controller::watches(api, mapper)): each trigger names a
 // source of changes and maps one change to the keys to reconcile. The reconcile itself re-reads the cache, so a
 // trigger only says "look at this pod again", never what to do with it.
-import { type DetectContext, detect } from "../detect/detect.js";
 import { podKey } from "../detect/facts.js";
-import type { Rule } from "../detect/rule.js";
 import type { AgentFacts } from "../informer/cni-agent-pods.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import type { NamespaceFacts } from "../informer/namespace-facts.js";
-import type { PodChange, PodStore } from "../informer/pod-store.js";
+import type { PodEvent } from "../informer/pod-cache.js";
+import type { PodStore } from "../informer/pod-store.js";
 import type { GuardEvent } from "../safety/guard-events.js";
 import type { Holds } from "../safety/holds.js";
 import { wokenKeys } from "../safety/wakeups.js";
 import type { Listener } from "../util/publisher.js";
 import type { BrokenPods } from "./broken-pods.js";
-
-/** Reconcile the pod `key`, now or after `afterMs`. */
-export type Request = { readonly key: string; readonly afterMs?: number };
+import type { Request } from "./controller.js";
 
 /** Anything that publishes changes: a reflector, the guards' events, the resync tick. */
 export type Source<T> = { subscribe(listener: Listener<T>): void };
@@ -41,7 +38,8 @@ function watches<T>(name: string, source: Source<T>, map: (change: T) => Iterabl
 const now = (keys: Iterable<string>): Request[] => [...keys].map((key) => ({ key }));
 
 export type TriggerSources = {
-  readonly pods: Source<PodChange>;
+  /** The pod cache's changes, each with the verdict it detected. */
+  readonly pods: Source<PodEvent>;
   readonly agents: readonly Source<StoreChange<AgentFacts>>[];
   /** Absent without an ambient rule (nothing else reads namespace labels). */
   readonly namespaces: Source<StoreChange<NamespaceFacts>> | undefined;
@@ -53,8 +51,6 @@ export type TriggerSources = {
 };
 
 export type TriggerLookups = {
-  readonly rules: readonly Rule[];
-  readonly context: () => DetectContext;
   readonly podStore: PodStore;
   readonly broken: BrokenPods;
   /** Who is held and why: which of them a change wakes is safety/wakeups.ts's table. */
@@ -62,12 +58,11 @@ export type TriggerLookups = {
 };
 
 export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): readonly Trigger[] {
-  const { rules, context, podStore, broken, holds } = lookups;
+  const { podStore, broken, holds } = lookups;
   return [
     // Only a pod that looks broken now, or was broken: a 100k-pod initial list must not mean 100k reconciles.
     // A pod not broken yet but within its ambient enrolment grace is looked at again when the grace ends.
-    watches("pod changed → that pod", sources.pods, (change): Request[] => {
-      const verdict = change.current && detect(change.current, rules, context());
+    watches("pod changed → that pod", sources.pods, ({ change, verdict }): Request[] => {
       if (verdict?.broken || broken.has(change.key)) return [{ key: change.key }];
       if (verdict?.recheckAfterMs !== undefined) return [{ key: change.key, afterMs: verdict.recheckAfterMs }];
       return [];

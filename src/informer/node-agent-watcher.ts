@@ -124,5 +124,32 @@ export function watchNodeAgents(
     }
     gatesByRule.set(rule.name, gates);
   }
-  return { gatesByRule, watches: [...byScope.values()] };
+  const watcher = { gatesByRule, watches: [...byScope.values()] };
+  for (const { watch, rules } of cniAgentSets(watcher)) {
+    watch.reflector.subscribe(() => {
+      for (const rule of rules) {
+        telemetry.metrics.cniAgentPods.set({ rule, ready: "true" }, watch.agents.readyCount);
+        telemetry.metrics.cniAgentPods.set({ rule, ready: "false" }, watch.agents.count - watch.agents.readyCount);
+      }
+    });
+  }
+  return watcher;
+}
+
+/**
+ * The CNI agent sets (not ztunnel's) that deletions wait for, each watch once with the rules whose gate names it,
+ * in the order the rules first name them. Startup taints wait for the same agents.
+ */
+export function cniAgentSets(watcher: NodeAgentWatcher): { readonly watch: AgentWatch; readonly rules: string[] }[] {
+  const sets = new Map<CniAgents, { readonly watch: AgentWatch; readonly rules: string[] }>();
+  for (const [rule, gates] of watcher.gatesByRule) {
+    for (const { agents } of gates.filter((gate) => gate.reason === "cni_agent_not_ready")) {
+      const watch = watcher.watches.find((candidate) => candidate.agents === agents);
+      if (watch === undefined) continue;
+      const set = sets.get(agents) ?? { watch, rules: [] };
+      set.rules.push(rule);
+      sets.set(agents, set);
+    }
+  }
+  return [...sets.values()];
 }

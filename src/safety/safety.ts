@@ -162,7 +162,8 @@ export class Safety {
     const rules = this.#options.rules;
     // The cache may have detected the current pod already (once per change); otherwise it is detected here.
     const verdict = current && (currentVerdict ?? detect(current, rules, context));
-    const before = previous && this.#standing(previous, detect(previous, rules, context).broken, context);
+    // The previous pod as the breaker recorded it (its update reads only whether it was meshed): not detected again.
+    const before = previous && this.#standing(previous, this.#guards.storm.isBroken(previous.uid), context);
     const now = current && this.#standing(current, verdict?.broken === true, context);
     const explained =
       current !== undefined && verdict?.broken === true && this.#guards.breakageExplained(current, verdict.rule);

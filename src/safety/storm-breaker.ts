@@ -147,6 +147,11 @@ export class StormBreaker {
     return entry.deletedAtMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
   }
 
+  /** Whether this pod is counted as broken now, its breakage explained or not (its standing as last recorded). */
+  isBroken(uid: string): boolean {
+    return this.#brokenPods.has(uid);
+  }
+
   /**
    * Whether this pod, counted as broken now, broke while its node's CNI agent was down or just back (judged once,
    * when it broke). False for a pod not counted as broken.

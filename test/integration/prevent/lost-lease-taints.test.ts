@@ -78,8 +78,8 @@ describe("startup taints: a replica that lost the Lease", function () {
     const parts = composeController(config, transport, metrics, logger, { leadership, registry });
     parts.manager.start();
     stop = () => parts.manager.stop(5_000);
-    const taints = parts.startupTaints;
-    if (!taints) throw new Error("startup taints are not on");
+    if (parts.query.startupTaints() === undefined) throw new Error("startup taints are not on");
+    const taints = { view: (name: string) => parts.query.startupTaint(name, "observed") };
 
     // Leading, the worker looks at the node, holds its taint for the agent, and waits in get() for the next key.
     const held = async () =>

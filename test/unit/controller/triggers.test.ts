@@ -3,14 +3,17 @@
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { BrokenPods } from "../../../src/controller/broken-pods.js";
-import { podTriggers, type Request } from "../../../src/controller/triggers.js";
+import type { Request } from "../../../src/controller/controller.js";
+import { podTriggers } from "../../../src/controller/triggers.js";
+import { detect } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { presetRule } from "../../../src/detect/presets.js";
 import type { Rule } from "../../../src/detect/rule.js";
 import type { AgentFacts } from "../../../src/informer/cni-agent-pods.js";
 import type { StoreChange } from "../../../src/informer/facts-store.js";
 import type { NamespaceFacts } from "../../../src/informer/namespace-facts.js";
-import { type PodChange, PodStore } from "../../../src/informer/pod-store.js";
+import type { PodEvent } from "../../../src/informer/pod-cache.js";
+import { PodStore } from "../../../src/informer/pod-store.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import type { GuardEvent } from "../../../src/safety/guard-events.js";
 import { Holds } from "../../../src/safety/holds.js";
@@ -22,15 +25,19 @@ const broken = (name: string, overrides: Partial<PodFacts> = {}) =>
   istioPod([init("istio-validation", "waiting", exited(126))], { name, uid: `uid-${name}`, ...overrides });
 const healthy = (name: string, overrides: Partial<PodFacts> = {}) =>
   istioPod([init("istio-validation", exited(0))], { name, uid: `uid-${name}`, ...overrides });
-const change = (current: PodFacts | undefined, previous?: PodFacts): PodChange => {
+/** A pod cache change with the verdict the cache detected on it. */
+const change = (current: PodFacts | undefined, previous?: PodFacts): PodEvent => {
   const facts = (current ?? previous) as PodFacts;
-  return { key: `${facts.namespace}/${facts.name}`, previous, current };
+  return {
+    change: { key: `${facts.namespace}/${facts.name}`, previous, current },
+    verdict: current && detect(current, [istio]),
+  };
 };
 
 function setup() {
   const metrics = createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" });
   const sources = {
-    pods: new Publisher<PodChange>(),
+    pods: new Publisher<PodEvent>(),
     agents: [new Publisher<StoreChange<AgentFacts>>()],
     namespaces: new Publisher<StoreChange<NamespaceFacts>>(),
     guards: new Publisher<GuardEvent>(),
@@ -42,8 +49,6 @@ function setup() {
   const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
   const requests: Request[] = [];
   const triggers = podTriggers(sources, {
-    rules: [istio],
-    context: () => ({ nowMs: Date.now(), namespaceLabel: () => undefined }),
     podStore,
     broken: brokenPods,
     holds,
