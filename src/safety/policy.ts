@@ -127,23 +127,9 @@ function guarded(input: PolicyInput): Decision {
     return { kind: "hold", reason: "loop_backoff", detail: guards.loop.detail, retryAfterMs: guards.loop.waitMs };
   }
   // The agent before the storm: when the node's agent is down, that is the cause to name (and alert on).
-  if (guards.agent) {
-    return {
-      kind: "hold",
-      reason: guards.agent.reason,
-      detail: guards.agent.detail,
-      ...(guards.agent.waitMs !== undefined && { retryAfterMs: guards.agent.waitMs }),
-    };
-  }
+  if (guards.agent) return holdFor(guards.agent);
   // After the agent (a down agent is the cause to name), before the storm: Istio's repair of these pods comes first.
-  if (guards.meshRepair) {
-    return {
-      kind: "hold",
-      reason: guards.meshRepair.reason,
-      detail: guards.meshRepair.detail,
-      ...(guards.meshRepair.waitMs !== undefined && { retryAfterMs: guards.meshRepair.waitMs }),
-    };
-  }
+  if (guards.meshRepair) return holdFor(guards.meshRepair);
   if (guards.storm) return { kind: "hold", reason: "storm", detail: guards.storm.detail };
   const act = { kind: "act", action: mode, ...(guards.meshFallback && { fallback: guards.meshFallback }) } as const;
   // In report mode nothing is deleted, so nothing is in flight or paced: only the guards above apply.
@@ -190,3 +176,13 @@ export function modeFor(mode: Mode, rules: readonly Rule[], ruleName: string): M
 
 const isLabelled = (facts: PodFacts, label: { key: string; value: string }): boolean =>
   facts.labels[label.key] === label.value;
+
+/** A guard's objection that names its own hold reason, and a wait when time alone will lift it. */
+function holdFor(objection: {
+  readonly reason: HoldReason;
+  readonly detail: string;
+  readonly waitMs?: number;
+}): Decision {
+  const { reason, detail, waitMs } = objection;
+  return { kind: "hold", reason, detail, ...(waitMs !== undefined && { retryAfterMs: waitMs }) };
+}
