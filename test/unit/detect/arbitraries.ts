@@ -18,6 +18,7 @@ export const allRules: readonly Rule[] = [istio, linkerd, acme];
 
 /** Every key and name some rule reads; noise must avoid them. */
 export const ruleKeys = new Set([
+  "app", // not a rule's, but the property tests' facts schema reads it (factsSchema(allRules, { labelKeys: ["app"] }))
   "sidecar.istio.io/status",
   "linkerd.io/control-plane-ns",
   "mesh.acme.io/enabled",
