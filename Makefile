@@ -155,7 +155,7 @@ test-integration: build controlplane kwok prometheus podman node image tools ## 
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build lint controlplane kwok prometheus podman node image tools ## Type-check, lint, unit and integration tests (installs everything first)
+test: build bundle lint controlplane kwok prometheus podman node image tools ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)

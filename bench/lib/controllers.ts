@@ -1,5 +1,6 @@
 // Starts the controllers under test the same way (probe preloaded) and tells when each has synced.
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { installedNodeFlags } from "./installed-flags.js";
@@ -37,8 +38,14 @@ export type OurFlags = {
   readonly notes: readonly string[];
 };
 
+/** Fails with the command that fixes it when the bundle the benchmarks run has not been built. */
+function requireBundle(): void {
+  if (!existsSync(OUR_MAIN)) throw new Error(`${OUR_MAIN} is missing: run \`make bundle\` (make bench and make test do)`);
+}
+
 /** Reads `cni-repair --help` and picks the flag values that turn each limit off. */
 export function detectOurFlags(): OurFlags {
+  requireBundle();
   // The run command's flags: the top-level --help lists only the commands.
   const help = execFileSync(process.execPath, [OUR_MAIN, "run", "--help"], { encoding: "utf8" });
   const block = (flag: string): string | undefined => {
