@@ -40,7 +40,8 @@ export type OurFlags = {
 
 /** Fails with the command that fixes it when the bundle the benchmarks run has not been built. */
 function requireBundle(): void {
-  if (!existsSync(OUR_MAIN)) throw new Error(`${OUR_MAIN} is missing: run \`make bundle\` (make bench and make test do)`);
+  if (!existsSync(OUR_MAIN))
+    throw new Error(`${OUR_MAIN} is missing: run \`make bundle\` (make bench and make test do)`);
 }
 
 /** Reads `cni-repair --help` and picks the flag values that turn each limit off. */
