@@ -27,9 +27,8 @@ export type BenchParams = {
   readonly perNodeRounds: number;
   /** The node-scoped side-by-side runs with Istio's controller (scenarios/side-by-side.ts); 0 pods skips them. */
   readonly side: SideBySideParams;
-  /** Pods on one node broken during its CNI agent's outage (scenarios/agent-outage.ts); 0 skips it. */
-  readonly outagePods: number;
-  readonly outageRounds: number;
+  /** The repairs at the defaults (scenarios/agent-outage.ts, scenarios/unexplained-wave.ts), side by side with Istio. */
+  readonly outage: OutageParams;
   /** Requests in flight while creating pods. */
   readonly concurrency: number;
   /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
@@ -58,6 +57,20 @@ export type SideBySideParams = {
   readonly burstRate: number;
 };
 
+export type OutageParams = {
+  /** Pods on one node broken during its CNI agent's outage; 0 skips it. */
+  readonly pods: number;
+  /** The outage across nodes: this many nodes (one process each per controller) of `nodePods` pods; 0 skips it. */
+  readonly nodes: number;
+  readonly nodePods: number;
+  /** Pods broken at once on the side-by-side node, its agent Ready for an hour (nothing explains it); 0 skips it. */
+  readonly unexplainedPods: number;
+  /** Rounds of each of the three; 0 skips them all. */
+  readonly rounds: number;
+  /** How long a deleted pod takes to terminate (the fake kubelet's wait), so the in-flight caps bind. */
+  readonly terminationMs: number;
+};
+
 const ISSUE_SIZES = [1_000, 10_000, 50_000, 100_000];
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -78,6 +91,7 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
   const cpuSeconds = int(env, "BENCH_CPU_SECONDS", smoke ? 3 : 20, 1);
   const latencyWindowSeconds = int(env, "BENCH_LATENCY_WINDOW", smoke ? 3 : 20, 1);
   const rounds = int(env, "BENCH_ROUNDS", smoke ? 1 : 3, 1);
+  const sidePods = int(env, "BENCH_SIDE_PODS", smoke ? 30 : 1_000);
   return {
     pods: Math.max(...sizes),
     sizes,
@@ -94,8 +108,8 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
     soakSampleSeconds: int(env, "BENCH_SOAK_SAMPLE_SECONDS", smoke ? 2 : 60, 1),
     perNodeRounds: int(env, "BENCH_PER_NODE_ROUNDS", rounds),
     side: {
-      pods: int(env, "BENCH_SIDE_PODS", smoke ? 30 : 1_000),
-      rounds: int(env, "BENCH_SIDE_ROUNDS", rounds, 1),
+      pods: sidePods,
+      rounds: int(env, "BENCH_SIDE_ROUNDS", rounds),
       settleMs: smoke ? 500 : 2_000,
       idleSeconds: int(env, "BENCH_SIDE_IDLE_SECONDS", smoke ? 1 : 10, 1),
       cpuEvents: int(env, "BENCH_SIDE_CPU_EVENTS", smoke ? 50 : 3_000, 1),
@@ -105,8 +119,7 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
       burstPods: int(env, "BENCH_SIDE_BURST_PODS", smoke ? 5 : 100, 1),
       burstRate: int(env, "BENCH_SIDE_BURST_RATE", 5, 1),
     },
-    outagePods: int(env, "BENCH_OUTAGE_PODS", smoke ? 0 : 110),
-    outageRounds: int(env, "BENCH_OUTAGE_ROUNDS", rounds, 1),
+    outage: readOutage(env, smoke, rounds, sidePods),
     concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
     profile: env.BENCH_PROFILE === "1",
     outDir: env.BENCH_OUT ?? "bench/results",
@@ -118,5 +131,23 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
             nodeFlags: (env.BENCH_CANDIDATE_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
           }
         : undefined,
+  };
+}
+
+function readOutage(env: NodeJS.ProcessEnv, smoke: boolean, rounds: number, sidePods: number): OutageParams {
+  // Half the node's pods broken or more is a storm: cni-repair would rightly hold them all. Without healthy pods
+  // on the node (BENCH_SIDE_PODS=0) the run is skipped unless asked for, then refused.
+  const unexplainedPods = int(env, "BENCH_UNEXPLAINED_PODS", Math.min(smoke ? 5 : 110, sidePods));
+  if (unexplainedPods > sidePods)
+    throw new Error(
+      `BENCH_UNEXPLAINED_PODS=${unexplainedPods} needs at least as many healthy pods on the node (BENCH_SIDE_PODS=${sidePods}) to stay under the storm threshold`,
+    );
+  return {
+    pods: int(env, "BENCH_OUTAGE_PODS", smoke ? 0 : 110),
+    nodes: int(env, "BENCH_OUTAGE_NODES", smoke ? 2 : 10),
+    nodePods: int(env, "BENCH_OUTAGE_NODE_PODS", smoke ? 3 : 100, 1),
+    unexplainedPods,
+    rounds: int(env, "BENCH_OUTAGE_ROUNDS", rounds),
+    terminationMs: int(env, "BENCH_OUTAGE_TERMINATION_MS", 1_000),
   };
 }

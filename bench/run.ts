@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node
 import { join, resolve } from "node:path";
 import { startBenchCluster } from "./lib/cluster.js";
 import { bareListMs, type ControllerKind, detectOurFlags, OUR_MAIN } from "./lib/controllers.js";
-import { FakeKubelet } from "./lib/fake-kubelet.js";
+import { FakeKubelet, KUBELET_USER_AGENT } from "./lib/fake-kubelet.js";
 import { inClusterEnvironment } from "./lib/in-cluster.js";
 import { findIstioRepair } from "./lib/istio-repair.js";
 import { BenchClient } from "./lib/kube-client.js";
@@ -15,12 +15,12 @@ import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
 import { perNodeTable } from "./report/per-node.js";
-import { agentOutageTable, sideBySideTable } from "./report/side-by-side.js";
+import { agentOutageTable, sideBySideTable, unexplainedWaveTable } from "./report/side-by-side.js";
 import { soakChart, soakTable } from "./report/soak.js";
 import { spread } from "./report/stats.js";
 import { summarize } from "./report/summary.js";
 import { type FloorRun, sizeTable } from "./report/table.js";
-import { type OutageRun, runAgentOutage } from "./scenarios/agent-outage.js";
+import { runAgentOutage } from "./scenarios/agent-outage.js";
 import type { BenchContext } from "./scenarios/context.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
@@ -28,6 +28,8 @@ import { AGENT_NAMESPACE, createNodeAgentPods, type PerNodeRun, runPerNode } fro
 import { createSidePods, removeSidePods, runSideBySide, type SideRun } from "./scenarios/side-by-side.js";
 import { runSoak, type SoakResult } from "./scenarios/soak.js";
 import { runTrial, type TrialResult } from "./scenarios/trial.js";
+import { runUnexplainedWave } from "./scenarios/unexplained-wave.js";
+import type { WaveRun } from "./scenarios/wave.js";
 
 const KEEP_RUNS = 10;
 const params = readParams();
@@ -69,7 +71,7 @@ const clients = {
   setup: new BenchClient(cluster.access, "bench-setup/1"),
   breaker: new BenchClient(cluster.access, "bench-break/1"),
   churner: new BenchClient(cluster.access, "bench-churn/1"),
-  kubelet: new BenchClient(cluster.access, "bench-kubelet/1"),
+  kubelet: new BenchClient(cluster.access, KUBELET_USER_AGENT),
 };
 const kubelet = new FakeKubelet(clients.kubelet);
 let batches = 0;
@@ -98,38 +100,61 @@ let populationSeconds = 0;
 let soak: SoakResult | undefined;
 const perNodeRuns: PerNodeRun[] = [];
 const sideRuns: SideRun[] = [];
-const outageRuns: OutageRun[] = [];
-// The baseline knows no CNI agent (it deletes during the outage): the outage compares cni-repair and Istio.
+const outage = params.outage;
+const outageShapes = [
+  { nodes: 1, podsPerNode: outage.pods },
+  { nodes: outage.nodes, podsPerNode: outage.nodePods },
+].filter((shape) => shape.nodes * shape.podsPerNode > 0);
+const outageRuns: WaveRun[] = [];
+const unexplainedRuns: WaveRun[] = [];
+// The baseline knows no CNI agent (it deletes during the outage) and no defaults: these compare cni-repair and Istio.
 const outageKinds = sideKinds.filter((kind) => kind !== "baseline");
+const WAVE_TIMEOUT_MS = 300_000;
+/** Alternating who goes first, per round. */
+const inOrder = <T>(round: number, items: readonly T[]): readonly T[] =>
+  round % 2 === 1 ? items : [...items].reverse();
 try {
   await ensureVictimNamespaces(clients.setup);
   kubelet.start();
   if (params.perNodeRounds > 0) {
     await createNodeAgentPods(ctx);
     for (let round = 1; round <= params.perNodeRounds; round++) {
-      for (const controller of round % 2 === 1 ? kinds : [...kinds].reverse()) {
+      for (const controller of inOrder(round, kinds)) {
         const run = await runPerNode(ctx, round, controller);
         perNodeRuns.push(run);
         progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
       }
     }
   }
-  if (params.side.pods > 0) {
+  const unexplainedRounds = outage.unexplainedPods > 0 ? outage.rounds : 0;
+  if (params.side.pods > 0 && params.side.rounds + unexplainedRounds > 0) {
     await createSidePods(ctx);
     for (let round = 1; round <= params.side.rounds; round++) {
-      for (const controller of round % 2 === 1 ? sideKinds : [...sideKinds].reverse()) {
+      for (const controller of inOrder(round, sideKinds)) {
         const run = await runSideBySide(ctx, round, controller);
         sideRuns.push(run);
         progress(`side by side, round ${round}, ${controller}: ${describeSide(run)}`);
       }
     }
+    // On the same node: its healthy pods keep the wave under the storm threshold.
+    for (let round = 1; round <= unexplainedRounds; round++) {
+      for (const controller of inOrder(round, outageKinds)) {
+        const run = await runUnexplainedWave(ctx, round, controller, outage.unexplainedPods, WAVE_TIMEOUT_MS);
+        unexplainedRuns.push(run);
+        progress(`unexplained wave, round ${round}, ${controller}: ${describeWave(run)}`);
+      }
+    }
     await removeSidePods(ctx);
   }
-  for (let round = 1; round <= (params.outagePods > 0 ? params.outageRounds : 0); round++) {
-    for (const controller of round % 2 === 1 ? outageKinds : [...outageKinds].reverse()) {
-      const run = await runAgentOutage(ctx, round, controller, params.outagePods, 300_000);
-      outageRuns.push(run);
-      progress(`agent outage, round ${round}, ${controller}: ${describeOutage(run)}`);
+  for (let round = 1; round <= outage.rounds; round++) {
+    for (const shape of outageShapes) {
+      for (const controller of inOrder(round, outageKinds)) {
+        const run = await runAgentOutage(ctx, round, controller, shape, WAVE_TIMEOUT_MS);
+        outageRuns.push(run);
+        progress(
+          `agent outage, ${shape.nodes} × ${shape.podsPerNode} pods, round ${round}, ${controller}: ${describeWave(run)}`,
+        );
+      }
     }
   }
   let population = 0;
@@ -148,8 +173,7 @@ try {
         );
       }
       // Alternate who goes first, so slow drift on a shared machine does not favour one side.
-      const order = round % 2 === 1 ? kinds : [...kinds].reverse();
-      for (const controller of order) {
+      for (const controller of inOrder(round, kinds)) {
         const trial = await runTrial(ctx, { size, round, controller, withMass: largest && params.massPods > 0 });
         trials.push(trial);
         progress(`${size} pods, round ${round}, ${controller}: ${describe(trial)}`);
@@ -203,7 +227,17 @@ const tables = (
       ]
     : []
 )
-  .concat(outageRuns.length > 0 ? [agentOutageTable(outageRuns, outageKinds, params.outagePods)] : [])
+  .concat(
+    unexplainedRuns.length > 0
+      ? [unexplainedWaveTable(unexplainedRuns, outageKinds, { pods: outage.unexplainedPods, healthy: side.pods })]
+      : [],
+  )
+  .concat(
+    outageShapes.flatMap((shape) => {
+      const runs = outageRuns.filter((run) => run.nodes === shape.nodes);
+      return runs.length > 0 ? [agentOutageTable(runs, outageKinds, shape)] : [];
+    }),
+  )
   .concat(perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : [])
   .concat(
     summaries.map((summary) =>
@@ -219,7 +253,7 @@ const tables = (
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, unexplainedRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
@@ -242,7 +276,8 @@ const failed = [
   ...trials.map((run) => ({ ...run, where: `${run.size} pods` })),
   ...perNodeRuns.map((run) => ({ ...run, where: "per-node" })),
   ...sideRuns.map((run) => ({ ...run, where: "side by side" })),
-  ...outageRuns.map((run) => ({ ...run, where: "agent outage" })),
+  ...unexplainedRuns.map((run) => ({ ...run, where: "unexplained wave" })),
+  ...outageRuns.map((run) => ({ ...run, where: `agent outage on ${run.nodes} node(s)` })),
 ].filter((run) => run.error !== undefined);
 for (const run of failed) progress(`failed: ${run.controller} at ${run.where}, round ${run.round}: ${run.error}`);
 progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
@@ -285,11 +320,15 @@ function describeSide(run: SideRun): string {
   ].join("; ");
 }
 
-function describeOutage(run: OutageRun): string {
+function describeWave(run: WaveRun): string {
   if (run.error !== undefined) return `FAILED: ${run.error}`;
   const s = (ms: number | undefined) => ((ms ?? Number.NaN) / 1000).toFixed(2);
+  const from = run.deletedDuringOutage === undefined ? "the first break" : "the agent was back";
   return (
-    `${run.deleted}/${run.pods} deleted, the last ${s(run.recoveryMs)} s after the agent was back (first ${s(run.firstDeleteMs)} s); ` +
-    `${run.deletedDuringOutage} during the outage, ${run.deletedTwice} deleted twice, ${(run.deletesPerPod ?? Number.NaN).toFixed(2)} DELETEs per pod`
+    `${run.deleted}/${run.pods} deleted, the last ${s(run.recoveryMs)} s after ${from} (first ${s(run.firstDeleteMs)} s); ` +
+    (run.deletedDuringOutage === undefined ? "" : `${run.deletedDuringOutage} during the outage, `) +
+    `${run.deletedTwice} deleted twice, ${(run.deletesPerPod ?? Number.NaN).toFixed(2)} DELETEs per pod, ` +
+    `in flight at most ${run.maxInFlightNode} on a node / ${run.maxInFlightNamespace} in a namespace; ` +
+    `RSS ${((run.rssBytes ?? Number.NaN) / 2 ** 20).toFixed(0)} MB, CPU ${(run.cpuSeconds ?? Number.NaN).toFixed(2)} s`
   );
 }

@@ -122,3 +122,52 @@ export function deletedTwice(lines: readonly AuditLine[], keys: readonly string[
   }
   return [...successes.values()].filter((count) => count > 1).length;
 }
+
+/**
+ * Per pod among `keys`: from a controller's first successful DELETE until the fake kubelet's DELETE finished it
+ * (`finisherAgent`), both as the server accepted them. A pod deleted at once (no finishing seen) is in flight for
+ * no time. The controller counts from before it sends until its watch sees the pod gone, a window that holds this
+ * one: so the most in flight here can only be at or under what the controller counted against its caps.
+ */
+export function deletionWindows(
+  lines: readonly AuditLine[],
+  keys: readonly string[],
+  finisherAgent: string,
+): Map<string, readonly [from: number, to: number]> {
+  const wanted = new Set(keys);
+  const from = new Map<string, number>();
+  const to = new Map<string, number>();
+  for (const line of lines) {
+    if (line.verb !== "delete" || !ok(line) || !line.objectRef?.namespace || !line.objectRef.name) continue;
+    const key = victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name });
+    if (!wanted.has(key)) continue;
+    const at = auditTimeMs(line.stageTimestamp);
+    const agent = line.userAgent ?? "";
+    if (agent === finisherAgent) to.set(key, at);
+    else if (!agent.startsWith("bench-") && !from.has(key)) from.set(key, at);
+  }
+  return new Map([...from].map(([key, start]) => [key, [start, Math.max(start, to.get(key) ?? start)] as const]));
+}
+
+/** The most windows open at one moment within any one group (windows that only touch do not overlap). */
+export function maxInFlight(
+  windows: ReadonlyMap<string, readonly [from: number, to: number]>,
+  groupOf: (key: string) => string,
+): number {
+  const edges = new Map<string, [at: number, step: number][]>();
+  for (const [key, [from, to]] of windows) {
+    if (to <= from) continue;
+    const group = edges.get(groupOf(key)) ?? [];
+    group.push([from, 1], [to, -1]);
+    edges.set(groupOf(key), group);
+  }
+  let most = 0;
+  for (const group of edges.values()) {
+    let open = 0;
+    for (const [, step] of group.sort((a, b) => a[0] - b[0] || a[1] - b[1])) {
+      open += step;
+      most = Math.max(most, open);
+    }
+  }
+  return most;
+}

@@ -6,6 +6,9 @@ import { messageOf } from "../../src/util/message-of.js";
 import { type BenchClient, podPath } from "./kube-client.js";
 import { VICTIM_LABEL, victimKey } from "./victims.js";
 
+/** Its client's user agent: its DELETEs are the bench's own, and the audit log tells when a pod was gone. */
+export const KUBELET_USER_AGENT = "bench-kubelet/1";
+
 type WatchedPod = {
   metadata?: { namespace?: string; name?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: string };
 };
@@ -13,6 +16,11 @@ type WatchedPod = {
 export class FakeKubelet {
   /** Victim key → when (performance.now()) the bench first saw it being deleted. */
   readonly deletedAt = new Map<string, number>();
+  /**
+   * How long a deleted pod takes to terminate before the kubelet finishes it: 0 (at once) unless a scenario
+   * needs the in-flight caps to bind, as a node tearing down a sandbox would (the outage runs), and sets it back.
+   */
+  terminationMs = 0;
   readonly #client: BenchClient;
   readonly #stop = new AbortController();
   #running: Promise<void> | undefined;
@@ -85,17 +93,20 @@ export class FakeKubelet {
     if (this.deletedAt.has(key)) return;
     this.deletedAt.set(key, performance.now());
     this.#finishing++;
-    void this.#client
-      .tolerant(
-        "DELETE",
-        podPath(namespace, name),
-        {
-          apiVersion: "v1",
-          kind: "DeleteOptions",
-          gracePeriodSeconds: 0,
-          preconditions: { uid },
-        },
-        true,
+    void sleep(this.terminationMs)
+      .then(
+        async () =>
+          await this.#client.tolerant(
+            "DELETE",
+            podPath(namespace, name),
+            {
+              apiVersion: "v1",
+              kind: "DeleteOptions",
+              gracePeriodSeconds: 0,
+              preconditions: { uid },
+            },
+            true,
+          ),
       )
       .catch((error: unknown) => console.error(`fake kubelet: ${messageOf(error)}`))
       .finally(() => this.#finishing--);

@@ -1,8 +1,8 @@
-// The side-by-side tables (issue 27): node-scoped runs and the agent-outage recovery, each figure as a ratio to
-// Istio's repair controller when it ran (else to cni-repair).
+// The side-by-side tables (issue 27): node-scoped runs, the agent-outage recovery and the unexplained wave, each
+// figure as a ratio to Istio's repair controller when it ran (else to cni-repair).
 import type { ControllerKind } from "../lib/controllers.js";
-import type { OutageRun } from "../scenarios/agent-outage.js";
 import type { SideRun } from "../scenarios/side-by-side.js";
+import type { WaveRun } from "../scenarios/wave.js";
 import { type RoundRow, roundsTable } from "./rounds-table.js";
 
 const MB = 1024 * 1024;
@@ -21,18 +21,28 @@ const SIDE_ROWS: readonly RoundRow<SideRun>[] = [
   { label: "DELETE requests per repaired pod", value: (r) => r.deletesPerRepairedPod, digits: 2 },
 ];
 
-const OUTAGE_ROWS: readonly RoundRow<OutageRun>[] = [
-  { label: "agent back → last broken pod deleted (s)", value: (r) => (r.recoveryMs ?? Number.NaN) / 1000, digits: 2 },
-  {
-    label: "pods per second (agent back → last)",
-    value: (r) => (r.deleted ?? Number.NaN) / ((r.recoveryMs ?? Number.NaN) / 1000),
-    digits: 2,
-  },
-  { label: "agent back → first DELETE (s)", value: (r) => (r.firstDeleteMs ?? Number.NaN) / 1000, digits: 2 },
-  { label: "deleted while the agent was down", value: (r) => r.deletedDuringOutage, digits: 0 },
-  { label: "DELETE requests per deleted pod", value: (r) => r.deletesPerPod, digits: 2 },
-  { label: "pods deleted twice", value: (r) => r.deletedTwice, digits: 0 },
-];
+/** The rows of a wave repaired at the defaults; `from` names when it started (agent back, first break). */
+function waveRows(from: string, outage: boolean): RoundRow<WaveRun>[] {
+  const seconds = (ms: number | undefined) => (ms ?? Number.NaN) / 1000;
+  return [
+    { label: `${from} → last broken pod deleted (s)`, value: (r) => seconds(r.recoveryMs), digits: 2 },
+    {
+      label: `pods per second (${from} → last)`,
+      value: (r) => (r.deleted ?? Number.NaN) / seconds(r.recoveryMs),
+      digits: 2,
+    },
+    { label: `${from} → first DELETE (s)`, value: (r) => seconds(r.firstDeleteMs), digits: 2 },
+    ...(outage
+      ? [{ label: "deleted while the agent was down", value: (r: WaveRun) => r.deletedDuringOutage, digits: 0 }]
+      : []),
+    { label: "DELETE requests per deleted pod", value: (r) => r.deletesPerPod, digits: 2 },
+    { label: "pods deleted twice", value: (r) => r.deletedTwice, digits: 0 },
+    { label: "most in flight on a node (deleted, not yet gone)", value: (r) => r.maxInFlightNode, digits: 0 },
+    { label: "most in flight in a namespace, all nodes", value: (r) => r.maxInFlightNamespace, digits: 0 },
+    { label: "RSS of all its processes (MB)", value: (r) => (r.rssBytes ?? Number.NaN) / MB, digits: 0 },
+    { label: "CPU of all its processes, break → end (s)", value: (r) => r.cpuSeconds, digits: 2 },
+  ];
+}
 
 const referenceOf = (kinds: readonly ControllerKind[]): ControllerKind =>
   kinds.includes("istio") ? "istio" : "cni-repair";
@@ -49,7 +59,28 @@ export function sideBySideTable(
   return roundsTable(title, runs, kinds, referenceOf(kinds), SIDE_ROWS);
 }
 
-export function agentOutageTable(runs: readonly OutageRun[], kinds: readonly ControllerKind[], pods: number): string {
-  const title = `recovery after a CNI agent outage at the defaults: ${pods} pods on the node broke while its agent was down`;
-  return roundsTable(title, runs, kinds, referenceOf(kinds), OUTAGE_ROWS);
+/** Recovery after a CNI agent outage at the defaults: every pod on `nodes` nodes broke while their agents were down. */
+export function agentOutageTable(
+  runs: readonly WaveRun[],
+  kinds: readonly ControllerKind[],
+  shape: { nodes: number; podsPerNode: number },
+): string {
+  const where =
+    shape.nodes === 1
+      ? `${shape.podsPerNode} pods on the node`
+      : `${(shape.nodes * shape.podsPerNode).toLocaleString("en-US")} pods on ${shape.nodes} nodes (${shape.podsPerNode} each, one process per node)`;
+  const title = `recovery after a CNI agent outage at the defaults: ${where} broke while the agents were down`;
+  return roundsTable(title, runs, kinds, referenceOf(kinds), waveRows("agent back", true));
+}
+
+/** Breakage nothing explains, under the storm threshold, at the defaults. */
+export function unexplainedWaveTable(
+  runs: readonly WaveRun[],
+  kinds: readonly ControllerKind[],
+  setup: { pods: number; healthy: number },
+): string {
+  const title =
+    `breakage nothing explains at the defaults: ${setup.pods} pods broken at once on a node with ` +
+    `${setup.healthy.toLocaleString("en-US")} healthy pods, its agent Ready for an hour`;
+  return roundsTable(title, runs, kinds, referenceOf(kinds), waveRows("first break", false));
 }

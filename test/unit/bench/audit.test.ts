@@ -1,7 +1,13 @@
 // The bench's audit-log readers: DELETE requests and repeat deletes per broken pod, counted the way the
 // side-by-side table reports them (a controller's requests only, any answer; the bench's own are not counted).
 import { expect } from "chai";
-import { controllerDeleteRequests, deletedTwice, repairTimings } from "../../../bench/lib/audit.js";
+import {
+  controllerDeleteRequests,
+  deletedTwice,
+  deletionWindows,
+  maxInFlight,
+  repairTimings,
+} from "../../../bench/lib/audit.js";
 
 const line = (verb: string, name: string, userAgent: string, code: number, at: string) => ({
   verb,
@@ -43,5 +49,50 @@ describe("bench: audit-log figures", () => {
     expect(timings.map((t) => t.key)).to.deep.equal(keys);
     expect((timings[0]?.deletedAtMs ?? 0) - (timings[0]?.brokenAtMs ?? 0)).to.be.closeTo(5, 1e-6);
     expect((timings[1]?.deletedAtMs ?? 0) - (timings[1]?.brokenAtMs ?? 0)).to.be.closeTo(10, 1e-6);
+  });
+
+  it("opens a pod's in-flight window at the controller's first successful DELETE and closes it at the kubelet's", () => {
+    const windows = deletionWindows(lines, keys, "bench-kubelet/1");
+    const open = (key: string) => {
+      const [from, to] = windows.get(key) ?? [Number.NaN, Number.NaN];
+      return [from - Date.parse("2026-12-04T10:00:00Z"), to - from];
+    };
+    // a: deleted at 5.1 ms, finished by the kubelet at 6.0 ms; b: deleted at 10.2 ms, finished at 11.0 ms.
+    expect(open("bench-victims-0/a")[0]).to.be.closeTo(5.1, 1e-3);
+    expect(open("bench-victims-0/a")[1]).to.be.closeTo(0.9, 1e-3);
+    expect(open("bench-victims-0/b")[1]).to.be.closeTo(0.8, 1e-3);
+    expect(windows.has("bench-victims-0/c")).to.equal(false);
+  });
+
+  it("takes a pod the kubelet never finished as gone at once", () => {
+    const windows = deletionWindows(lines, keys, "some-other-finisher");
+    const [from, to] = windows.get("bench-victims-0/a") ?? [];
+    expect(to).to.equal(from);
+  });
+
+  it("counts the most windows open at one moment per group, touching windows not overlapping", () => {
+    const windows = new Map<string, readonly [number, number]>([
+      ["x/1", [0, 10]],
+      ["x/2", [5, 15]],
+      ["x/3", [10, 20]],
+      ["y/1", [0, 100]],
+      ["y/2", [1, 2]],
+      ["y/3", [1, 3]],
+      ["z/1", [7, 7]],
+    ]);
+    const namespace = (key: string) => key.split("/")[0] ?? "";
+    expect(maxInFlight(windows, namespace)).to.equal(3);
+    // From 1 to 2: x/1, y/1, y/2 and y/3.
+    expect(maxInFlight(windows, () => "all")).to.equal(4);
+    expect(
+      maxInFlight(
+        new Map([
+          ["x/1", [0, 10] as const],
+          ["x/2", [10, 20] as const],
+        ]),
+        namespace,
+      ),
+    ).to.equal(1);
+    expect(maxInFlight(new Map(), namespace)).to.equal(0);
   });
 });

@@ -1,0 +1,33 @@
+// The bench's parameters: the switches that leave scenarios out, and a bad value named with what is wrong.
+import { expect } from "chai";
+import { readParams } from "../../../bench/params.js";
+
+describe("bench: parameters", () => {
+  it("runs the outages and the unexplained wave at the issue's sizes by default", () => {
+    const { outage } = readParams({});
+    expect(outage).to.deep.include({ pods: 110, nodes: 10, nodePods: 100, unexplainedPods: 110, rounds: 3 });
+  });
+
+  it("keeps the smoke run's outages tiny", () => {
+    const { outage } = readParams({ BENCH_SMOKE: "1" });
+    expect(outage.nodes * outage.nodePods).to.be.at.most(10);
+    expect(outage.unexplainedPods).to.be.at.most(10);
+  });
+
+  it("lets 0 rounds leave the side-by-side and the outage runs out", () => {
+    const params = readParams({ BENCH_SIDE_ROUNDS: "0", BENCH_OUTAGE_ROUNDS: "0" });
+    expect(params.side.rounds).to.equal(0);
+    expect(params.outage.rounds).to.equal(0);
+  });
+
+  it("skips the unexplained wave when the node has no healthy pods, unless it is asked for", () => {
+    expect(readParams({ BENCH_SIDE_PODS: "0" }).outage.unexplainedPods).to.equal(0);
+    expect(() => readParams({ BENCH_SIDE_PODS: "100", BENCH_UNEXPLAINED_PODS: "110" })).to.throw(
+      /BENCH_UNEXPLAINED_PODS=110 .*BENCH_SIDE_PODS=100/,
+    );
+  });
+
+  it("names a value that is not a count", () => {
+    expect(() => readParams({ BENCH_OUTAGE_NODES: "ten" })).to.throw(/BENCH_OUTAGE_NODES=ten/);
+  });
+});
