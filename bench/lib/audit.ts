@@ -125,9 +125,11 @@ export function deletedTwice(lines: readonly AuditLine[], keys: readonly string[
 
 /**
  * Per pod among `keys`: from a controller's first successful DELETE until the fake kubelet's DELETE finished it
- * (`finisherAgent`), both as the server accepted them. A pod deleted at once (no finishing seen) is in flight for
- * no time. The controller counts from before it sends until its watch sees the pod gone, a window that holds this
- * one: so the most in flight here can only be at or under what the controller counted against its caps.
+ * (`finisherAgent`), both as the server received them. A pod deleted at once (no finishing seen) is in flight for
+ * no time. The controller counts a pod from before it sends its DELETE until its watch shows the pod gone, which
+ * is after the server received the kubelet's DELETE (a busy server can send that watch event before it logs its
+ * answer, so the answer's time would not do): this window lies within the controller's, and the most in flight
+ * here can only be at or under what it counted against its caps.
  */
 export function deletionWindows(
   lines: readonly AuditLine[],
@@ -141,7 +143,7 @@ export function deletionWindows(
     if (line.verb !== "delete" || !ok(line) || !line.objectRef?.namespace || !line.objectRef.name) continue;
     const key = victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name });
     if (!wanted.has(key)) continue;
-    const at = auditTimeMs(line.stageTimestamp);
+    const at = auditTimeMs(line.requestReceivedTimestamp);
     const agent = line.userAgent ?? "";
     if (agent === finisherAgent) to.set(key, at);
     else if (!agent.startsWith("bench-") && !from.has(key)) from.set(key, at);

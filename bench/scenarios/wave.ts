@@ -157,7 +157,7 @@ export async function breakAll(ctx: BenchContext, wave: readonly NodeVictims[]):
 
 type AuditLines = ReturnType<AuditTail["read"]>;
 
-/** The figures of one wave from its audit lines; without `backAtMs` (no outage) the wave starts at the first break. */
+/** The figures of one wave from its audit lines; without `backAtMs` (no outage) it starts at the first break. */
 export function waveFigures(
   lines: AuditLines,
   wave: readonly NodeVictims[],
@@ -166,7 +166,9 @@ export function waveFigures(
   const keys = wave.flatMap((node) => node.victims.map(victimKey));
   const nodeOf = new Map(wave.flatMap((node) => node.victims.map((victim) => [victimKey(victim), node.node])));
   const timings = repairTimings(lines, keys);
-  const fromMs = backAtMs ? Math.min(...backAtMs.values()) : Math.min(...timings.map((t) => t.brokenAtMs));
+  // The first break as it arrived: a busy server can send its watch event (and so see the DELETE) before the
+  // break's own answer is logged.
+  const fromMs = backAtMs ? Math.min(...backAtMs.values()) : Math.min(...timings.map((t) => t.brokenReceivedMs));
   const deletes = timings.flatMap((t) => (t.deletedAtMs === undefined ? [] : [t.deletedAtMs])).sort((a, b) => a - b);
   const windows = deletionWindows(lines, keys, KUBELET_USER_AGENT);
   return {

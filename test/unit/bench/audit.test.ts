@@ -64,6 +64,20 @@ describe("bench: audit-log figures", () => {
     expect(windows.has("bench-victims-0/c")).to.equal(false);
   });
 
+  it("times the window by when the server received each DELETE, not when it logged the answer", () => {
+    const answeredLate = [
+      line("delete", "a", "istio-repair/unknown", 200, "2026-12-04T10:00:00.005100Z"),
+      // Received at 6.0 ms, its answer logged at 50 ms.
+      {
+        ...line("delete", "a", "bench-kubelet/1", 200, "2026-12-04T10:00:00.006000Z"),
+        stageTimestamp: "2026-12-04T10:00:00.050000Z",
+      },
+    ];
+    const [from, to] =
+      deletionWindows(answeredLate, ["bench-victims-0/a"], "bench-kubelet/1").get("bench-victims-0/a") ?? [];
+    expect((to ?? Number.NaN) - (from ?? Number.NaN)).to.be.closeTo(0.9, 1e-3);
+  });
+
   it("takes a pod the kubelet never finished as gone at once", () => {
     const windows = deletionWindows(lines, keys, "some-other-finisher");
     const [from, to] = windows.get("bench-victims-0/a") ?? [];
