@@ -20,7 +20,8 @@ export function watchTelemetry(
   hooks: WatchHooks = {},
 ): ReflectorObserver {
   initWatchSeries(metrics, resource);
-  const heard = () => metrics.lastSyncTimestampSeconds.set({ resource }, Date.now() / 1000);
+  const tally = metrics.watchTally(resource);
+  const heard = () => tally.synced();
   return {
     listed: (count, durationMs) => {
       heard();
@@ -29,7 +30,7 @@ export function watchTelemetry(
     },
     watchEvent: (type) => {
       if (type === "ADDED" || type === "MODIFIED" || type === "DELETED" || type === "BOOKMARK") {
-        metrics.watchEvents.inc({ resource, type });
+        tally.event(type);
       }
       heard();
     },

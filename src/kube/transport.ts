@@ -7,7 +7,7 @@
 import type { Readable } from "node:stream";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
-import { Agent, type Dispatcher, fetch, type Response, request } from "./undici-parts.js";
+import { Agent, type Dispatcher, request } from "./undici-parts.js";
 
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 
@@ -49,8 +49,6 @@ export type TransportOptions = {
 
 export class KubeTransport {
   readonly server: string;
-  /** What fetch is given instead of the server's URL (see origin pinning below). */
-  readonly #fetchBase: string;
   #credentialsSource: ClusterCredentials;
   readonly #observe: RequestObserver;
   readonly #userAgent: string;
@@ -67,7 +65,6 @@ export class KubeTransport {
 
   constructor(credentials: ClusterCredentials, options: TransportOptions) {
     this.server = credentials.server;
-    this.#fetchBase = withoutPort(this.server);
     this.#credentialsSource = credentials;
     this.#observe = options.observe ?? (() => {});
     this.#userAgent = options.userAgent;
@@ -88,43 +85,27 @@ export class KubeTransport {
     return this.#rejected;
   }
 
-  /** A JSON request; non-2xx answers throw ApiError. */
+  /**
+   * A JSON request; non-2xx answers throw ApiError. undici's request, not fetch: fetch's WHATWG Request, Headers,
+   * Response and body stream cost about twice the CPU per request under the per-node instance's interpreter flags
+   * (measured ~3 against ~1.5 ms a GET), and a DELETE's CPU is repair latency.
+   */
   async request(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-    const response = await this.#send(verb, method, path, options, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const text = await response.text();
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined };
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const answer = await this.#send(verb, method, path, options, signal);
+    const text = await answer.body.text();
+    return { status: answer.statusCode, body: text.length > 0 ? JSON.parse(text) : undefined };
   }
 
   /**
-   * A streaming GET (watch); non-2xx answers throw ApiError. Not fetch: its WHATWG body costs a promise per chunk,
-   * which at 50 watch events a second measured ~100 µs of CPU per event (bench/README.md); undici's request gives
-   * a Node stream read by callbacks. (fetch's bad-port list does not apply to request, so no origin pinning here.)
+   * A streaming GET (watch); non-2xx answers throw ApiError. Its body is a Node stream read by callbacks: a WHATWG
+   * body costs a promise per chunk, which at 50 watch events a second measured ~100 µs of CPU per event
+   * (bench/README.md).
    */
   async stream(path: string, options: RequestOptions = {}): Promise<WatchResponse> {
-    const url = new URL(this.server + path);
-    const { headers, dispatcher, credentials } = await this.#prepare(url, options);
-    let answer: Dispatcher.ResponseData;
-    try {
-      answer = await request(dispatcher, {
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: "GET",
-        headers,
-        ...(options.signal && { signal: options.signal }),
-      });
-    } catch (error) {
-      throw this.#noResponse("watch", "GET", url, error, options.signal);
-    }
-    this.#answered("watch", answer.statusCode, credentials);
-    if (answer.statusCode >= 200 && answer.statusCode < 300) return { status: answer.statusCode, body: answer.body };
-    const text = await answer.body.text().catch(() => "");
-    const retryAfter = answer.headers["retry-after"];
-    throw apiErrorFromResponse(
-      `GET ${url.pathname}`,
-      answer.statusCode,
-      text,
-      (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
-    );
+    const answer = await this.#send("watch", "GET", path, options, options.signal);
+    return { status: answer.statusCode, body: answer.body };
   }
 
   /** Closes pooled connections. */
@@ -132,34 +113,39 @@ export class KubeTransport {
     await this.#dispatcher?.close();
   }
 
+  /** Sends the request and returns a 2xx answer; other answers throw ApiError (their body read and closed). */
   async #send(
     verb: Verb,
     method: string,
     path: string,
     options: RequestOptions,
-    timeoutMs: number | undefined,
-  ): Promise<Response> {
-    const url = new URL(this.#fetchBase + path);
+    signal: AbortSignal | undefined,
+  ): Promise<Dispatcher.ResponseData> {
+    const url = new URL(this.server + path);
     const { headers, dispatcher, credentials } = await this.#prepare(url, options);
-    const signals = [options.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)].filter(
-      (signal): signal is AbortSignal => signal !== undefined,
-    );
-    let response: Response;
+    let answer: Dispatcher.ResponseData;
     try {
-      response = await fetch(url, {
-        method,
+      answer = await request(dispatcher, {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: method as Dispatcher.HttpMethod,
         headers,
         body: options.body === undefined ? null : JSON.stringify(options.body),
-        dispatcher,
-        ...(signals.length > 0 && { signal: AbortSignal.any(signals) }),
+        ...(signal && { signal }),
       });
     } catch (error) {
       throw this.#noResponse(verb, method, url, error, options.signal);
     }
-    this.#answered(verb, response.status, credentials);
-    if (response.status >= 200 && response.status < 300) return response;
-    const text = await response.text().catch(() => "");
-    throw apiErrorFromResponse(`${method} ${url.pathname}`, response.status, text, response.headers.get("retry-after"));
+    this.#answered(verb, answer.statusCode, credentials);
+    if (answer.statusCode >= 200 && answer.statusCode < 300) return answer;
+    const text = await answer.body.text().catch(() => "");
+    const retryAfter = answer.headers["retry-after"];
+    throw apiErrorFromResponse(
+      `${method} ${url.pathname}`,
+      answer.statusCode,
+      text,
+      (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+    );
   }
 
   /** The query set on `url`, the request headers, the connections, and which credentials they carry. */
@@ -219,35 +205,13 @@ export class KubeTransport {
     const { headers, tls: serverTls } = await this.#credentialsSource.authenticate();
     // TLS material is read once: the agent keeps connections open across credential refreshes.
     const tls = this.server.startsWith("https:") ? serverTls : {};
-    const dispatcher =
-      this.#dispatcher ?? pinnedTo(this.server, this.#fetchBase, createAgent(tls, this.#connectionCheckMs));
+    const dispatcher = this.#dispatcher ?? createAgent(tls, this.#connectionCheckMs);
     this.#dispatcher = dispatcher;
     this.#headers = headers;
     this.#headersReadAt = performance.now();
     this.#credentials++;
     return { headers, dispatcher };
   }
-}
-
-/**
- * fetch refuses the WHATWG "bad ports" (6000, 6665-6669, 10080, …) before it dispatches anything, and has no option
- * to turn that off; kubectl has no such list. So fetch is handed the server's URL without its port, and this
- * dispatcher, which only ever talks to the one API server, sends what is addressed there to the server's real origin.
- */
-function pinnedTo(server: string, fetchBase: string, agent: Agent): Dispatcher {
-  const fetchOrigin = new URL(fetchBase).origin;
-  const serverOrigin = new URL(server).origin;
-  return agent.compose(
-    (dispatch) => (options, handler) =>
-      dispatch(options.origin?.toString() === fetchOrigin ? { ...options, origin: serverOrigin } : options, handler),
-  );
-}
-
-/** The URL with its port left out (a path prefix kept), without a trailing slash. */
-function withoutPort(server: string): string {
-  const url = new URL(server);
-  url.port = "";
-  return url.href.replace(/\/+$/, "");
 }
 
 function createAgent(tls: TlsOptions, pingIntervalMs: number): Agent {

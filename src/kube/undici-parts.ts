@@ -1,17 +1,15 @@
-// undici's Agent, fetch and request from their own modules. The package's index also loads its mock agents, caches,
+// undici's Agent and request from their own modules. The package's index also loads its mock agents, caches,
 // WebSocket, EventSource, cookies and proxy agents: ~2 MB of RSS a per-node instance would carry for nothing.
 // The package has no export map, so these paths are public; a unit test checks they are the package's own.
 import { createRequire } from "node:module";
 import type * as Undici from "undici";
 
-export type { Dispatcher, Response } from "undici";
+export type { Dispatcher } from "undici";
 export type Agent = Undici.Agent;
 
 const require = createRequire(import.meta.url);
 
 export const Agent: typeof Undici.Agent = require("undici/lib/dispatcher/agent.js");
-export const fetch: typeof Undici.fetch = (require("undici/lib/web/fetch/index.js") as { fetch: typeof Undici.fetch })
-  .fetch;
 
 type RequestApi = (
   this: Undici.Dispatcher,

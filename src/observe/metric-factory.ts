@@ -6,8 +6,13 @@ export type MetricFactory = ReturnType<typeof metricFactory>;
 export function metricFactory(registry: Registry) {
   const registers = [registry];
   return {
-    counter: <const L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
-      new Counter<L>({ name, help, labelNames, registers }),
+    /** `collect` runs at scrape time: for a series tallied elsewhere and moved in when read. */
+    counter: <const L extends string = never>(
+      name: string,
+      help: string,
+      labelNames: readonly L[] = [],
+      collect?: (this: Counter<L>) => void,
+    ) => new Counter<L>({ name, help, labelNames, registers, ...(collect && { collect }) }),
     /** `collect` runs at scrape time: for a gauge read from the caches rather than kept up to date. */
     gauge: <const L extends string = never>(
       name: string,

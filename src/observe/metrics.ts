@@ -10,6 +10,7 @@ import {
 import type { EventLoopMonitor } from "./event-loop-monitor.js";
 import { type MetricFactory, metricFactory } from "./metric-factory.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
+import { type TalliedEventType, WatchTally } from "./watch-tally.js";
 
 export const REPAIR_TYPES = ["delete", "label", "report"] as const;
 export type RepairType = (typeof REPAIR_TYPES)[number];
@@ -24,6 +25,8 @@ export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
 
 export const WATCH_EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"] as const;
 export type WatchEventType = (typeof WATCH_EVENT_TYPES)[number];
+// One list of event types for the series and the tallies (watch-tally.ts spells them out itself).
+WATCH_EVENT_TYPES satisfies readonly TalliedEventType[];
 
 /**
  * What a watch caches (the `resource` label of the watch metrics): pods (the pods judged), cni-agent-pods and
@@ -80,6 +83,8 @@ export type Metrics = {
   readonly cachePods: Gauge<never>;
   /** cni_repair_last_sync_timestamp_seconds: each watch's last completed list or watch event. */
   readonly lastSyncTimestampSeconds: LabelledGauge<{ resource: WatchResource }>;
+  /** The tally a watch counts its events and syncs in (one per resource), moved into the two series above when scraped. */
+  watchTally(resource: WatchResource): WatchTally;
   /** cni_repair_api_requests_total */
   readonly apiRequests: LabelledCounter<{ verb: ApiVerb; code: ApiCode }>;
   /** cni_repair_events_failed_total: Kubernetes Events we could not write (never fails a repair). */
@@ -146,15 +151,23 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "resource",
     "reason",
   ]);
-  const watchEvents = counter("cni_repair_watch_events_total", "Watch events received, by watched resource and type.", [
-    "resource",
-    "type",
-  ]);
+  // Both series are read from the watches' tallies at scrape time (whichever is collected first moves them).
+  const tallies = new Map<WatchResource, WatchTally>();
+  const moveTallies = () => {
+    for (const tally of tallies.values()) tally.moveInto({ watchEvents, lastSyncTimestampSeconds });
+  };
+  const watchEvents = counter(
+    "cni_repair_watch_events_total",
+    "Watch events received, by watched resource and type.",
+    ["resource", "type"],
+    moveTallies,
+  );
   const cachePods = gauge("cni_repair_cache_pods", "Pods held in the informer cache.");
   const lastSyncTimestampSeconds = gauge(
     "cni_repair_last_sync_timestamp_seconds",
     "Unix time of the last completed list or received watch event, by watched resource.",
     ["resource"],
+    moveTallies,
   );
   const apiRequests = counter(
     "cni_repair_api_requests_total",
@@ -246,6 +259,11 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     watchEvents,
     cachePods,
     lastSyncTimestampSeconds,
+    watchTally: (resource) => {
+      const tally = tallies.get(resource) ?? new WatchTally(resource);
+      tallies.set(resource, tally);
+      return tally;
+    },
     apiRequests,
     eventsFailed,
     podsHeld,

@@ -7,7 +7,7 @@ const FORBIDDEN: Record<string, string> = {
   "@kubernetes/client-node": "kubeconfigs only (~90 MB of RSS)",
   yaml: "scan and explain output only",
 };
-/** Only the package's index: the transport loads undici's Agent and fetch from their own modules. */
+/** Only the package's index: the transport loads undici's Agent and request from their own modules. */
 const FORBIDDEN_INDEX: Record<string, string> = { undici: "its index loads mocks, caches, WebSocket (~2 MB)" };
 
 registerHooks({
