@@ -1,5 +1,5 @@
 // Splits a watch response body into parsed JSON events, one per line, handed over as each line completes.
-import type { Readable } from "node:stream";
+import type { WatchBody } from "../kube/streamed-response.js";
 
 export type WatchEvent = { readonly type: string; readonly object: unknown };
 
@@ -18,7 +18,7 @@ const NEWLINE = 0x0a;
  * Lines are cut on the newline byte and each whole line is decoded once: a newline byte never occurs inside a
  * multi-byte UTF-8 character, and a whole-buffer decode takes the fast path a streaming TextDecoder does not.
  */
-export function readWatchEvents(body: Readable, onChunk: () => void, onEvent: WatchEventHandler): Promise<void> {
+export function readWatchEvents(body: WatchBody, onChunk: () => void, onEvent: WatchEventHandler): Promise<void> {
   return new Promise((resolve, reject) => {
     // Bytes of a line whose newline has not come yet, in arrival order (copies: a chunk is not ours to keep).
     let pending: Uint8Array[] = [];

@@ -1,0 +1,124 @@
+// dispatchStreaming: the head resolves, the body's chunks come by callbacks in order (also those that came before
+// anyone listened), errors and aborts end the body, destroy stops the request. Against a real local HTTP server.
+import { once } from "node:events";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import { readWatchEvents } from "../../../src/informer/watch-lines.js";
+import { DispatchedBody, dispatchStreaming } from "../../../src/kube/streamed-response.js";
+import { Agent } from "../../../src/kube/undici-parts.js";
+
+type Handler = (response: ServerResponse, path: string) => void;
+
+async function serve(handler: Handler): Promise<{ server: Server; origin: string }> {
+  const server = createServer((request, response) => handler(response, request.url ?? ""));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe("kube/streamed-response", () => {
+  let agent: Agent;
+  let server: Server | undefined;
+  beforeEach(() => {
+    agent = new Agent();
+  });
+  afterEach(async () => {
+    await agent.close();
+    server?.closeAllConnections();
+    server?.close();
+  });
+
+  it("hands on every line of the body in order, the first sent with the head", async () => {
+    let origin: string;
+    ({ server, origin } = await serve((response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"type":"ADDED","object":{"n":1}}\n{"type":"MODIFIED",');
+      setTimeout(() => response.end('"object":{"n":2}}\n'), 20);
+    }));
+    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    expect(answer.statusCode).to.equal(200);
+    // Give the first bytes time to arrive before anyone listens.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const events: unknown[] = [];
+    await readWatchEvents(
+      answer.body,
+      () => {},
+      (event) => events.push(event),
+    );
+    expect(events).to.deep.equal([
+      { type: "ADDED", object: { n: 1 } },
+      { type: "MODIFIED", object: { n: 2 } },
+    ]);
+  });
+
+  it("reads an error answer's body as text", async () => {
+    let origin: string;
+    ({ server, origin } = await serve((response) => {
+      response.writeHead(410, { "content-type": "application/json" });
+      response.end('{"kind":"Status","code":410}');
+    }));
+    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    expect(answer.statusCode).to.equal(410);
+    expect(await answer.body.text()).to.equal('{"kind":"Status","code":410}');
+  });
+
+  it("rejects when the signal aborts before the head, and fails the body when it aborts after", async () => {
+    let origin: string;
+    ({ server, origin } = await serve((response, path) => {
+      if (path === "/slow") return; // never answers
+      response.writeHead(200);
+      response.write('{"type":"ADDED","object":{}}\n');
+    }));
+    const before = new AbortController();
+    const pending = dispatchStreaming(agent, { origin, path: "/slow", method: "GET" }, before.signal);
+    setTimeout(() => before.abort(new Error("gave up waiting")), 20);
+    const early = await pending.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(String(early)).to.include("gave up waiting");
+
+    const after = new AbortController();
+    const answer = await dispatchStreaming(agent, { origin, path: "/open", method: "GET" }, after.signal);
+    const reading = readWatchEvents(
+      answer.body,
+      () => {},
+      () => after.abort(new Error("stalled")),
+    );
+    const late = await reading.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(String(late)).to.include("stalled");
+    expect(answer.body.destroyed).to.equal(true);
+  });
+
+  it("destroy stops the request and closes the body once", async () => {
+    let closedOnServer = false;
+    let origin: string;
+    ({ server, origin } = await serve((response) => {
+      response.writeHead(200);
+      response.write("{}\n");
+      response.on("close", () => {
+        closedOnServer = true;
+      });
+    }));
+    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    let closes = 0;
+    answer.body.on("close", () => closes++);
+    answer.body.destroy();
+    answer.body.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closes).to.equal(1);
+    expect(closedOnServer, "the connection's request was aborted").to.equal(true);
+  });
+
+  it("delivers an end that came before anyone listened", async () => {
+    const body = new DispatchedBody();
+    body.push(Buffer.from("a"));
+    body.end();
+    expect(await body.text()).to.equal("a");
+    expect(body.destroyed).to.equal(true);
+  });
+});
