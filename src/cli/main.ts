@@ -3,6 +3,7 @@ import { parseConfig } from "../config/config.js";
 // Entry point of the `cni-repair` command: parse the configuration, then run the command asked for (bare: help).
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
+import { applyV8Flags } from "./v8-flags.js";
 import { versionText } from "./version.js";
 
 /**
@@ -26,8 +27,12 @@ async function main(): Promise<number> {
       process.stdout.write(versionText());
       return 0;
     // Each command loads only its own modules: a per-node `run` pays for no scan or explain output (yaml).
-    case "run":
-      return await (await import("./run-controller.js")).runController(parsed.config);
+    case "run": {
+      const { runController } = await import("./run-controller.js");
+      // Only now: flags given earlier would make V8 refuse the code caches of the modules just loaded.
+      applyV8Flags(parsed.config.v8Flags);
+      return await runController(parsed.config);
+    }
     case "scan":
       return await (await import("./run-scan.js")).runScan(parsed.config);
     case "explain":

@@ -54,6 +54,8 @@ export type Config = {
   /** --log-format or its variable was given (scan logs text on a terminal unless JSON was asked for). */
   readonly logFormatGiven: boolean;
   readonly shutdownTimeoutMs: number;
+  /** V8 flags `run` sets once its modules are loaded (cli/v8-flags.ts). */
+  readonly v8Flags: readonly string[];
   /** Pods in other namespaces are ignored; empty: all namespaces. */
   readonly namespaces: readonly string[];
   readonly excludeNamespaces: readonly string[];
@@ -275,6 +277,7 @@ function toConfig(table: FlagTable, values: FlagValues, given: ReadonlyMap<FlagN
     logFormat: values["log-format"],
     logFormatGiven: given.has("log-format"),
     shutdownTimeoutMs: values["shutdown-timeout"],
+    v8Flags: values["v8-flags"],
     namespaces,
     excludeNamespaces: values["exclude-namespaces"],
     deleteBarePods: values["delete-bare-pods"],

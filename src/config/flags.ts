@@ -52,6 +52,12 @@ const exitCode = (text: string): Parsed<number> =>
     ? ok(Number(text))
     : fail(`expected integers 1-255, got ${JSON.stringify(text)}`);
 
+/** One V8 flag as node takes it: --name or --name=value (no spaces: setFlagsFromString splits on them). */
+const v8Flag = (text: string): Parsed<string> =>
+  /^--[a-z][a-z0-9_-]*(=\S+)?$/.test(text)
+    ? ok(text)
+    : fail(`expected V8 flags like --no-opt, got ${JSON.stringify(text)}`);
+
 /** key=value with a qualified-name key and a label value: the ambient selectors compare values. */
 const keyValueLabel = (text: string): Parsed<Required<Marker>> => {
   const parsed = parseMarker(text, "label");
@@ -585,6 +591,16 @@ export function flagTable(presets: Presets) {
       commands: SHARED,
       default: "json",
       help: "Log line format.",
+    }),
+    "v8-flags": listFlag({
+      group: "Controller",
+      commands: RUN,
+      default: "",
+      item: v8Flag,
+      help:
+        "V8 flags (comma-separated, e.g. --no-opt,--no-maglev) set once the controller's modules are loaded. The " +
+        "same flags given to node itself would make V8 refuse Node's built-in code cache and the image's compile " +
+        "cache (both are checked against V8's flags), so every start would compile those modules afresh.",
     }),
     "shutdown-timeout": durationFlag({
       group: "Controller",

@@ -293,6 +293,7 @@ describe("chart: helm lint, schema and template", function () {
       "leaderElection.renewDeadline": "1s",
       "leaderElection.retryPeriod": "1s",
       logLevel: "info",
+      v8Flags: "{--no-opt}",
     });
     const { args, env } = podCommand(controllerContainer(rendered), PLACEMENT);
     const fromArgs = args.map((arg) => /^--([a-z-]+)=/.exec(arg)?.[1] ?? arg);
@@ -407,17 +408,22 @@ describe("chart: helm lint, schema and template", function () {
     expect(cluster.topologySpreadConstraints?.[0]?.topologyKey).to.equal("kubernetes.io/hostname");
   });
 
-  it("per-node: the image's entry point without the optimising compilers; nodeFlags replaces the flags; none, no command", async () => {
+  it("per-node: the image's entry point as it is, the optimising compilers off by --v8-flags; nodeFlags and v8Flags replace theirs", async () => {
     const flagsOf = async (values: Record<string, string> = {}) => {
       const container = controllerContainer(await renderChart("per-node", values));
-      return { command: container.command, nodeFlags: podCommand(container, PLACEMENT).nodeFlags };
+      const { env, nodeFlags } = podCommand(container, PLACEMENT);
+      return { command: container.command, nodeFlags, v8Flags: env.CNI_REPAIR_V8_FLAGS };
     };
-    expect((await flagsOf()).nodeFlags).to.deep.equal(["--no-opt", "--no-maglev"]);
+    expect(await flagsOf()).to.deep.equal({ command: undefined, nodeFlags: [], v8Flags: "--no-opt,--no-maglev" });
     expect((await flagsOf({ nodeFlags: "{--stack-size=2000}" })).nodeFlags).to.deep.equal(["--stack-size=2000"]);
-    expect((await flagsOf({ nodeFlags: "null" })).nodeFlags).to.have.length(2);
-    expect((await flagsOf({ "sizing.daemonSet.nodeFlags": "null" })).command).to.equal(undefined);
-    expect(controllerContainer(await renderChart("cluster")).command).to.equal(undefined);
+    expect((await flagsOf({ v8Flags: "{--no-opt}" })).v8Flags).to.equal("--no-opt");
+    expect((await flagsOf({ v8Flags: "null" })).v8Flags).to.equal("--no-opt,--no-maglev");
+    expect((await flagsOf({ "sizing.daemonSet.v8Flags": "null" })).v8Flags).to.equal(undefined);
+    const cluster = controllerContainer(await renderChart("cluster"));
+    expect(cluster.command).to.equal(undefined);
+    expect(podCommand(cluster, PLACEMENT).env.CNI_REPAIR_V8_FLAGS).to.equal(undefined);
     expect(await refusal({ nodeFlags: "{rm -rf}" })).to.match(/nodeFlags/);
+    expect(await refusal({ v8Flags: "{--no-opt --no-maglev}" })).to.match(/v8Flags/);
   });
 
   it("monitoring objects carry their extra labels; the dashboard is the shipped JSON", async () => {

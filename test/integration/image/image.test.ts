@@ -21,6 +21,7 @@ import {
   installOverlay,
   type Overlay,
   podCommand,
+  renderOverlay,
   uninstall,
   workloadOf,
 } from "../../harness/overlays.js";
@@ -96,6 +97,36 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
         architecture,
       ).to.deep.equal([]);
     }
+  });
+
+  it("starts from its compile cache, read-only, as the DaemonSet starts it: V8 accepts every module `run` loads", async () => {
+    const spec = controllerContainer(await renderOverlay("per-node"));
+    const { env } = podCommand(spec, { namespace: INSTALL.namespace, nodeName: "node-a", podName: POD_NAME });
+    expect(env.CNI_REPAIR_V8_FLAGS, "the DaemonSet's compiler flags, set after loading").to.equal(
+      "--no-opt,--no-maglev",
+    );
+    // No credentials: `run` loads its modules, then exits 1 before any request.
+    const started = await podman.run(
+      "run",
+      "--rm",
+      "--pull=never",
+      "--network=none",
+      "--read-only",
+      "--cap-drop=all",
+      ...Object.entries({ ...env, NODE_DEBUG_NATIVE: "COMPILE_CACHE" }).map(
+        ([name, value]) => `--env=${name}=${value}`,
+      ),
+      imageId,
+      "run",
+    );
+    expect(started.code, started.stderr).to.equal(1);
+    expect(started.stdout + started.stderr).to.include("no Kubernetes credentials found");
+    const verdicts = [...started.stderr.matchAll(/V8 code cache for \S+ (\S+) was (accepted|rejected)/g)];
+    const accepted = verdicts.filter((match) => match[2] === "accepted").map((match) => match[1] ?? "");
+    expect(verdicts.filter((match) => match[2] === "rejected").map((match) => match[1])).to.deep.equal([]);
+    expect(accepted).to.include("file:///app/dist/src/cli/main.js");
+    expect(accepted.some((url) => /^file:\/\/\/app\/dist\/src\/cli\/run-controller-\w+\.js$/.test(url))).to.equal(true);
+    expect(accepted.some((path) => path.startsWith("/app/node_modules/undici/"))).to.equal(true);
   });
 
   describe("in-cluster with each workload's pod spec and permissions", () => {
@@ -238,12 +269,13 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
       await expectCleanStop(controller as ControllerProcess);
     });
 
-    it("per-node: runs the DaemonSet's command (Node flags before the script), repairs only its node's broken pod, exits 0 within 2 s of SIGTERM", async () => {
+    it("per-node: runs the image's entry point (its V8 flags set by the controller), repairs only its node's broken pod, exits 0 within 2 s of SIGTERM", async () => {
       const { command, node } = await startInImage("per-node");
       const running = await processOf();
       expectRestricted(running);
-      expect(command, "the DaemonSet overrides the entry point with Node flags").to.have.length.above(2);
-      expect(running.commandLine.slice(0, command?.length)).to.deep.equal(command);
+      expect(command, "no Node flags on the command line: they would cost the code caches").to.equal(undefined);
+      expect(running.commandLine.slice(0, 2)).to.deep.equal(["/usr/local/bin/node", "/app/dist/src/cli/main.js"]);
+      expect(running.commandLine).to.include("run");
       await createPodInState(api, { namespace, name: "broken-elsewhere", nodeName: `${namespace}-b` });
       await createPodInState(api, { namespace, name: "broken", nodeName: node });
       await expectRepaired("broken");

@@ -120,6 +120,8 @@ const badValues: readonly (readonly [string, string, string[]?, string?])[] = [
   ["retry-period", "10s", [], "expected less than --renew-deadline (10s)"],
   ["output", "xml", [], "expected one of table, json, yaml"],
   ["repair", "please"],
+  ["v8-flags", "no-opt", [], "expected V8 flags like --no-opt"],
+  ["v8-flags", "--no-opt --no-maglev", [], "expected V8 flags like --no-opt"],
 ];
 
 describe("config/parseConfig errors", () => {

@@ -13,7 +13,7 @@ function flagsByHeading(text: string): Map<string, FlagName[]> {
   for (const line of text.split("\n")) {
     const title = /^(\S[^:]*):$/.exec(line)?.[1];
     if (title !== undefined) heading = title;
-    const name = /^ {2}(?:-\w, )?--([a-z-]+)/.exec(line)?.[1];
+    const name = /^ {2}(?:-\w, )?--([a-z0-9-]+)/.exec(line)?.[1];
     if (name !== undefined) found.set(heading, [...(found.get(heading) ?? []), name as FlagName]);
   }
   return found;
