@@ -15,6 +15,22 @@ import { VERSION } from "./version.js";
  * the reflectors keep retrying. Logs where the credentials came from and who the server says we are, never secrets.
  */
 export async function connectCluster(config: Config, metrics: Metrics, log: Logger): Promise<KubeTransport> {
+  const { transport, source } = await openTransport(config, metrics, log);
+  try {
+    await checkConnection(transport, source, log);
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
+  return transport;
+}
+
+/** The transport from the configured credentials, before any request (bad or missing credentials throw). */
+export async function openTransport(
+  config: Config,
+  metrics: Metrics,
+  log: Logger,
+): Promise<{ transport: KubeTransport; source: string }> {
   const settings = { kubeconfig: config.kubeconfig ?? "", context: config.context ?? "" };
   const { credentials, source, reload } = await loadCredentials(settings);
   const transport = new KubeTransport(credentials, {
@@ -25,18 +41,19 @@ export async function connectCluster(config: Config, metrics: Metrics, log: Logg
     connectionCheckMs: config.watchStallTimeoutMs / 2,
   });
   log.info("using credentials", { source, server: transport.server });
+  return { transport, source };
+}
+
+/** The who-am-I probe: throws when no retry can cure the answer (the caller closes the transport). */
+export async function checkConnection(transport: KubeTransport, source: string, log: Logger): Promise<void> {
   try {
     log.info("connected", { server: transport.server, identity: await whoAmI(transport) });
   } catch (error) {
     const fatal = fatalConnectError(error, transport.server, transport.credentials.describe());
-    if (fatal !== undefined) {
-      await transport.close();
-      throw new Error(`${fatal}; credentials from ${source}`, { cause: error });
-    }
+    if (fatal !== undefined) throw new Error(`${fatal}; credentials from ${source}`, { cause: error });
     log.warn("cannot reach the API server yet; will keep trying", {
       server: transport.server,
       error: messageOf(error),
     });
   }
-  return transport;
 }

@@ -2,7 +2,6 @@
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
 import { detect } from "../detect/detect.js";
-import type { KubeTransport } from "../kube/transport.js";
 import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
 import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
@@ -11,7 +10,7 @@ import { modeFor } from "../safety/policy.js";
 import { messageOf } from "../util/message-of.js";
 import { checkAdmissionPolicies } from "./admission-check.js";
 import { composeController } from "./compose.js";
-import { connectCluster } from "./connect-cluster.js";
+import { checkConnection, openTransport } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
 import { REVISION, VERSION } from "./version.js";
@@ -19,11 +18,12 @@ import { REVISION, VERSION } from "./version.js";
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
 /**
- * The heartbeat that measures it, and the process's only periodic wake-up while idle (each costs ~0.35 ms of CPU
- * on a busy 2-core machine, more than the rest of an idle second): a quarter of the limit sees every stall longer
- * than the limit plus 2.5 s, and wakes an idle process 0.4 times a second.
+ * The heartbeat that measures it, and the controller's only timer while idle (each wake-up costs ~0.35 ms of CPU
+ * on a busy 2-core machine, more than the rest of an idle second): half the limit sees every stall longer than the
+ * limit plus 5 s, and wakes an idle process 0.2 times a second (V8's memory reducer adds one every 8 s, the HTTP/2
+ * PING one every --watch-stall-timeout/2).
  */
-const EVENT_LOOP_HEARTBEAT_MS = MAX_EVENT_LOOP_LAG_MS / 4;
+const EVENT_LOOP_HEARTBEAT_MS = MAX_EVENT_LOOP_LAG_MS / 2;
 /** /healthz fails once no cache has heard from the API server for this many --watch-stall-timeout periods. */
 const API_SILENCE_LIMIT_STALLS = 2;
 
@@ -47,33 +47,18 @@ export async function runController(config: Config): Promise<number> {
   });
 
   // 2. The connection. Bad credentials are fatal; an unreachable server is not (the reflectors retry).
-  let transport: KubeTransport;
+  let opened: Awaited<ReturnType<typeof openTransport>>;
   try {
-    transport = await connectCluster(config, metrics, log);
+    opened = await openTransport(config, metrics, log);
   } catch (error) {
     log.error("cannot connect", { error: messageOf(error) });
     eventLoop.stop();
     await flushLogger(logger);
     return 1;
   }
+  const { transport } = opened;
 
-  // 3. Refuse to run half-able: every permission the mode needs, or exit 3 with the rules that would grant it.
-  // What bounds those permissions, at the same time (round trips both): the admission policies that should be
-  // there. That one only warns.
-  const [missing] = await Promise.all([
-    checkPermissions(config, transport, log),
-    checkAdmissionPolicies(config, transport, log),
-  ]);
-  if (missing !== undefined) {
-    log.error("missing permissions", { missing });
-    process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
-    eventLoop.stop();
-    await transport.close();
-    await flushLogger(logger);
-    return 3;
-  }
-
-  // 4. The controller's parts: reflectors → caches → triggers → queue → workers (reconciler, guards) → repairer,
+  // 3. The controller's parts: reflectors → caches → triggers → queue → workers (reconciler, guards) → repairer,
   // under a manager that starts and stops them in order. With election, every replica keeps its caches warm;
   // only the leader's workers act.
   const elector = createElector(config, transport, metrics, logger);
@@ -82,6 +67,35 @@ export async function runController(config: Config): Promise<number> {
     ...(elector && { leadership: elector, elector }),
   });
   if (!elector) metrics.leader.set(1);
+  // The initial lists start now, while the checks below wait on their round trips: the pod list is start-up's
+  // longest step, and a list only reads. Nothing acts (no election, no worker) until every check has passed.
+  parts.manager.startCaches();
+  const giveUp = async (code: number): Promise<number> => {
+    await parts.manager.stop();
+    eventLoop.stop();
+    await transport.close();
+    await flushLogger(logger);
+    return code;
+  };
+
+  // 4. Who the server says we are (a credential it refuses is fatal), then refuse to run half-able: every
+  // permission the mode needs, or exit 3 with the rules that would grant it. What bounds those permissions, at the
+  // same time (round trips both): the admission policies that should be there. That one only warns.
+  try {
+    await checkConnection(transport, opened.source, log);
+  } catch (error) {
+    log.error("cannot connect", { error: messageOf(error) });
+    return await giveUp(1);
+  }
+  const [missing] = await Promise.all([
+    checkPermissions(config, transport, log),
+    checkAdmissionPolicies(config, transport, log),
+  ]);
+  if (missing !== undefined) {
+    log.error("missing permissions", { missing });
+    process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
+    return await giveUp(3);
+  }
 
   // 5. Probes and metrics. Liveness: the event loop turns and the watch is not stuck; readiness: synced.
   let server: Awaited<ReturnType<typeof startHttpServer>>;
@@ -121,13 +135,10 @@ export async function runController(config: Config): Promise<number> {
       port: config.httpPort,
       error: messageOf(error),
     });
-    eventLoop.stop();
-    await transport.close();
-    await flushLogger(logger);
-    return 1;
+    return await giveUp(1);
   }
 
-  // 6. Run: the manager starts the reflectors, then the election, then (caches listed) the workers.
+  // 6. Run: the manager (reflectors already listing) starts the election, then (caches listed) the workers.
   parts.manager.start();
   const started = new AbortController();
   void parts.manager.waitForSync(started.signal).then((synced) => {

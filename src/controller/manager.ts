@@ -40,6 +40,7 @@ export class Manager {
   #reflecting: Promise<unknown> = Promise.resolve();
   #electing: Promise<void> = Promise.resolve();
   #working: Promise<unknown> = Promise.resolve();
+  #cachesStarted = false;
 
   constructor(parts: ManagerParts) {
     this.#parts = parts;
@@ -60,9 +61,20 @@ export class Manager {
     return (await Promise.all(this.#parts.reflectors.map((reflector) => reflector.waitForSync(signal)))).every(Boolean);
   }
 
-  start(): void {
-    const { reflectors, elector } = this.#parts;
+  /**
+   * 1. alone: the caches list and watch (read only), while the caller still checks what must hold before anything
+   * acts (run: the identity and permissions). start() does it too, once.
+   */
+  startCaches(): void {
+    if (this.#cachesStarted) return;
+    this.#cachesStarted = true;
+    const { reflectors } = this.#parts;
     this.#reflecting = Promise.all(reflectors.map((reflector) => reflector.run(this.#stopReflectors.signal)));
+  }
+
+  start(): void {
+    this.startCaches();
+    const { elector } = this.#parts;
     if (elector) this.#electing = elector.run(this.#stopElection.signal);
     this.#working = this.#runWorkers(this.#stopWorkers.signal);
   }

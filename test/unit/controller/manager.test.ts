@@ -108,6 +108,65 @@ describe("controller/manager", () => {
     await manager.stop();
   });
 
+  it("startCaches: the caches list and watch, but neither the election nor a worker runs, synced or not, until start()", async () => {
+    const log: string[] = [];
+    const pods = new HandCache("pods", log);
+    const election = runnable("election", log);
+    const worker = runnable("worker", log);
+    let ticks = 0;
+    let runs = 0;
+    const counted: RunningCache = {
+      get synced() {
+        return pods.synced;
+      },
+      idleMs: 0,
+      run: async (signal) => {
+        runs++;
+        await pods.run(signal);
+      },
+      waitForSync: (signal) => pods.waitForSync(signal),
+    };
+    const manager = new Manager({
+      reflectors: [counted],
+      elector: election,
+      workers: [worker],
+      ticks: [{ everyMs: 1, tick: () => ticks++ }],
+      outbox: outbox(log),
+      logger: silentLogger(),
+    });
+    manager.startCaches();
+    pods.sync();
+    await tick();
+    expect(manager.synced).to.equal(true);
+    expect(runs).to.equal(1);
+    expect([election.started, worker.started, ticks]).to.deep.equal([false, false, 0]);
+    manager.start();
+    await tick();
+    expect(runs, "start() does not list again").to.equal(1);
+    expect([election.started, worker.started]).to.deep.equal([true, true]);
+    await manager.stop();
+    expect(log).to.include("pods stopped");
+  });
+
+  it("stop() after startCaches() alone ends the watches (run gives up on a failed check)", async () => {
+    const log: string[] = [];
+    const pods = new HandCache("pods", log);
+    const worker = runnable("worker", log);
+    const manager = new Manager({
+      reflectors: [pods],
+      workers: [worker],
+      ticks: [],
+      outbox: outbox(log),
+      logger: silentLogger(),
+    });
+    manager.startCaches();
+    await tick();
+    const report = await manager.stop();
+    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true });
+    expect(worker.started).to.equal(false);
+    expect(log).to.include("pods stopped");
+  });
+
   it("stops in reverse: workers, then the outbox, then the election, then the watches", async () => {
     const log: string[] = [];
     const cache = new HandCache("watch", log);
