@@ -45,6 +45,8 @@ export type SideBySideParams = {
   readonly rounds: number;
   /** Pause after sync (and after churn) before memory is read. */
   readonly settleMs: number;
+  /** From that memory reading to the idle window: past the post-list garbage collections of every controller. */
+  readonly idleDelaySeconds: number;
   readonly idleSeconds: number;
   /** Status writes on the node's pods for CPU per watch event, at `churnRate` per second. */
   readonly cpuEvents: number;
@@ -111,6 +113,7 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
       pods: sidePods,
       rounds: int(env, "BENCH_SIDE_ROUNDS", rounds),
       settleMs: smoke ? 500 : 2_000,
+      idleDelaySeconds: int(env, "BENCH_SIDE_IDLE_DELAY_SECONDS", smoke ? 0 : 13),
       idleSeconds: int(env, "BENCH_SIDE_IDLE_SECONDS", smoke ? 1 : 10, 1),
       cpuEvents: int(env, "BENCH_SIDE_CPU_EVENTS", smoke ? 50 : 3_000, 1),
       churnRate: int(env, "BENCH_SIDE_CHURN_RATE", smoke ? 50 : 100, 1),

@@ -311,7 +311,7 @@ function describeSide(run: SideRun): string {
   if (run.error !== undefined) return `FAILED: ${run.error}`;
   const ms = (value: number | undefined, digits = 0) => (value ?? Number.NaN).toFixed(digits);
   return [
-    `start-up ${ms(run.startupMs)} ms (ready ${ms(run.readyMs)} ms)`,
+    `start-up ${ms(run.startupMs)} ms (ready ${ms(run.readyMs)} ms, CPU ${ms(run.readyCpuMs)} ms)`,
     `isolated p50 ${ms(run.isolated?.p50, 1)} / p99 ${ms(run.isolated?.p99, 1)} ms`,
     `${ms(run.cpuUsPerEvent)} µs/event, idle ${ms(run.idleCpuMsPerSecond, 2)} ms/s`,
     `RSS ${ms((run.rssAfterSync ?? Number.NaN) / 2 ** 20)} / ${ms((run.rssAfterBurst ?? Number.NaN) / 2 ** 20)} MB`,

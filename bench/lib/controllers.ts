@@ -1,9 +1,10 @@
 // Starts the controllers under test the same way (probe preloaded) and tells when each has synced.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { installedNodeFlags } from "./installed-flags.js";
+import { installedNodeFlags, installedV8FlagsEnv } from "./installed-flags.js";
 import { ProbedProcess } from "./probed-process.js";
 
 /**
@@ -103,11 +104,25 @@ export type StartOptions = {
   readonly inClusterEnv: Record<string, string>;
   /** Per-node runs: the baseline watches only this node's pods (cni-repair gets --node-name in extraArgs). */
   readonly nodeName?: string;
+  /** cni-repair without the probe, exactly as installed (ProbedProcessOptions.bare): runs read /proc only. */
+  readonly bare?: boolean;
 };
 
 /** cni-repair runs with the Node flags the manifests install for its mode (per-node runs: the DaemonSet's). */
 const installedFlags = (options: StartOptions): readonly string[] =>
   installedNodeFlags(options.nodeName ? "per-node" : "cluster");
+
+/**
+ * What the image and the manifests put in cni-repair's environment for its start: the mode's --v8-flags, and the
+ * compile cache beside the bundle (image/compile-cache.sh; the image sets the same two variables for /app).
+ */
+function installedEnv(options: StartOptions, main: string): Record<string, string> {
+  const cache = join(dirname(main), "../../../compile-cache");
+  return {
+    ...installedV8FlagsEnv(options.nodeName ? "per-node" : "cluster"),
+    ...(existsSync(cache) && { NODE_COMPILE_CACHE: cache, NODE_COMPILE_CACHE_PORTABLE: "1" }),
+  };
+}
 
 const baseEnv = (kubeconfig: string): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
@@ -135,11 +150,13 @@ export async function startController(options: StartOptions): Promise<StartedCon
     return { process: child, readyMs: performance.now() - child.startedAt, listMs: undefined };
   }
   if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
+  const main = options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN;
   const child = new ProbedProcess({
-    script: options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN,
+    script: main,
     args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
-    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv },
+    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv, ...installedEnv(options, main) },
     nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
+    ...(options.bare && { bare: true }),
   });
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);
   const url = String((JSON.parse(listening) as { url?: string }).url).replace("0.0.0.0", "127.0.0.1");

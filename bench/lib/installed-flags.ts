@@ -1,15 +1,30 @@
-// The Node flags the shipped manifests (generated from the chart) start cni-repair with, per mode: the workload
-// command's flags before the script, then NODE_OPTIONS. Read from manifests/, so the bench measures what installs.
+// How the shipped manifests (generated from the chart) start cni-repair, per mode: the Node flags (the workload
+// command's flags before the script, then NODE_OPTIONS) and the V8 flags the controller sets itself once its
+// modules are loaded (CNI_REPAIR_V8_FLAGS, --v8-flags). Read from manifests/, so the bench measures what installs.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { controllerContainer, manifestsDir, type Overlay, podCommand } from "../../test/harness/overlays.js";
 
 const PLACEMENT = { namespace: "cni-repair", nodeName: "bench-node", podName: "cni-repair-bench" };
+/** The environment variable of --v8-flags (src/config/flags.ts). */
+const V8_FLAGS_ENV = "CNI_REPAIR_V8_FLAGS";
+
+function installedCommand(overlay: Overlay): ReturnType<typeof podCommand> {
+  const yaml = readFileSync(join(manifestsDir(), "overlays", overlay, "cni-repair.yaml"), "utf8");
+  return podCommand(
+    controllerContainer({ overlay, yaml, objects: loadAllYaml(yaml) as KubernetesObject[] }),
+    PLACEMENT,
+  );
+}
 
 export function installedNodeFlags(overlay: Overlay): string[] {
-  const yaml = readFileSync(join(manifestsDir(), "overlays", overlay, "cni-repair.yaml"), "utf8");
-  const container = controllerContainer({ overlay, yaml, objects: loadAllYaml(yaml) as KubernetesObject[] });
-  const { env, nodeFlags } = podCommand(container, PLACEMENT);
+  const { env, nodeFlags } = installedCommand(overlay);
   return [...nodeFlags, ...(env.NODE_OPTIONS ?? "").split(" ").filter((flag) => flag !== "")];
+}
+
+/** The manifests' --v8-flags, as the environment variable they set it by (none: empty). */
+export function installedV8FlagsEnv(overlay: Overlay): Record<string, string> {
+  const value = installedCommand(overlay).env[V8_FLAGS_ENV];
+  return value === undefined ? {} : { [V8_FLAGS_ENV]: value };
 }

@@ -13,19 +13,31 @@ export type ProbedProcessOptions = {
   readonly env: Record<string, string>;
   /** Extra Node flags (e.g. --cpu-prof). */
   readonly nodeFlags?: readonly string[];
+  /**
+   * No probe: spawned exactly as installed, measured from /proc only. The probe's --expose-gc is a V8 flag, and any
+   * V8 flag on the command line makes V8 refuse the code caches a start would use (src/cli/v8-flags.ts).
+   */
+  readonly bare?: boolean;
 };
 
 export class ProbedProcess extends WatchedProcess {
   readonly #pending = new Map<number, (reply: ProbeReply) => void>();
   #nextId = 1;
+  readonly #bare: boolean;
 
   constructor(options: ProbedProcessOptions) {
     super({
       command: process.execPath,
-      args: ["--expose-gc", "--import", PRELOAD, ...(options.nodeFlags ?? []), options.script, ...options.args],
+      args: [
+        ...(options.bare ? [] : ["--expose-gc", "--import", PRELOAD]),
+        ...(options.nodeFlags ?? []),
+        options.script,
+        ...options.args,
+      ],
       env: options.env,
-      extraStdio: ["ipc"],
+      extraStdio: options.bare ? [] : ["ipc"],
     });
+    this.#bare = options.bare === true;
     this.child.on("message", (reply: ProbeReply) => {
       this.#pending.get(reply.id)?.(reply);
       this.#pending.delete(reply.id);
@@ -33,6 +45,7 @@ export class ProbedProcess extends WatchedProcess {
   }
 
   async probe(request: Omit1<ProbeRequest>, timeoutMs = 120_000): Promise<ProbeReply> {
+    if (this.#bare) throw new Error(`probe ${request.op}: the process was started without the probe`);
     const id = this.#nextId++;
     const reply = new Promise<ProbeReply>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`probe ${request.op} timed out`)), timeoutMs);

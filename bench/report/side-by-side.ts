@@ -10,6 +10,7 @@ const MB = 1024 * 1024;
 const SIDE_ROWS: readonly RoundRow<SideRun>[] = [
   { label: "start-up: spawn → DELETE of a pod broken before it started (ms)", value: (r) => r.startupMs, digits: 0 },
   { label: "spawn → synced / ready (ms)", value: (r) => r.readyMs, digits: 0 },
+  { label: "CPU from spawn to synced / ready (ms, all threads)", value: (r) => r.readyCpuMs, digits: 0 },
   { label: "isolated repair latency p50 (ms)", value: (r) => r.isolated?.p50, digits: 2 },
   { label: "isolated repair latency p99 (ms)", value: (r) => r.isolated?.p99, digits: 2 },
   { label: "CPU per watch event (µs)", value: (r) => r.cpuUsPerEvent, digits: 0 },

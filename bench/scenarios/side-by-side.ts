@@ -60,6 +60,8 @@ export type SideRun = {
   startupMs?: number;
   /** Spawn → its own "synced" signal (cni-repair: /readyz 200). */
   readyMs?: number;
+  /** CPU time (all threads) from the spawn to that signal: start-up's cost, less noisy than its duration. */
+  readyCpuMs?: number;
   rssAfterSync?: number;
   idleCpuMsPerSecond?: number;
   cpuUsPerEvent?: number;
@@ -90,10 +92,12 @@ export async function runSideBySide(ctx: BenchContext, round: number, controller
     child = started.process;
     const pid = child.pid;
     run.readyMs = started.readyMs;
+    run.readyCpuMs = cpuSeconds(pid) * 1000;
     await waitForRepairs(ctx, preBroken, REPAIR_TIMEOUT_MS);
     await sleep(side.settleMs);
     run.rssAfterSync = rssBytes(pid);
 
+    await sleep(side.idleDelaySeconds * 1000);
     const idle0 = cpuSeconds(pid);
     const idleStarted = performance.now();
     await sleep(side.idleSeconds * 1000);
@@ -157,6 +161,8 @@ async function start(
     extraArgs: [...ctx.ourFlags.always, ...ctx.ourFlags.limitsOff, `--node-name=${SIDE_NODE}`],
     readyTimeoutMs: READY_TIMEOUT_MS,
     nodeName: SIDE_NODE,
+    // Every figure here comes from /proc and the audit log, the same for all three controllers.
+    bare: true,
     ...(ctx.candidate && { candidate: ctx.candidate }),
   });
 }
