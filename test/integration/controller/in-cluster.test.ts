@@ -67,6 +67,21 @@ describe("controller in-cluster with a service-account token", () => {
       .and.match(/verbs: \["delete"\]/);
   });
 
+  it("a failed check stops it before it acts, though its pod list started meanwhile: exit 3, the broken pod not deleted", async () => {
+    // Allowed to delete, not to write Events: the check fails, while the list (started before the checks) sees
+    // the broken pod. Nothing may act on it.
+    identity = await inClusterIdentity(controlPlane(), namespace, "cni-repair", [READ_PODS, DELETE_PODS, LABEL_PODS]);
+    await createPodInState(api, { namespace, name: "broken" });
+    const result = await runCommand(
+      ["run", `--field-selector=metadata.namespace=${namespace}`, ...PLAIN],
+      identity.env,
+    );
+    expect(result.code).to.equal(3);
+    expect(result.stderr).to.include("create events");
+    expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
+    expect(await api.readNamespacedPod({ namespace, name: "broken" })).to.have.nested.property("metadata.name", "broken");
+  });
+
   it("losing delete permission while running: results are fail with a clear 403 in the log, and it keeps running", async () => {
     const running = await start([READ_PODS, DELETE_PODS, LABEL_PODS, WRITE_EVENTS]);
     // Revoke delete at runtime, and wait until the API server's authorizer sees it.
