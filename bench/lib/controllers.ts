@@ -154,7 +154,12 @@ export async function startController(options: StartOptions): Promise<StartedCon
   const child = new ProbedProcess({
     script: main,
     args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
-    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv, ...installedEnv(options, main) },
+    // A candidate runs with exactly the Node flags it is given (its sources may not know --v8-flags).
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...options.inClusterEnv,
+      ...(options.kind === "candidate" ? {} : installedEnv(options, main)),
+    },
     nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
     ...(options.bare && { bare: true }),
   });
