@@ -79,7 +79,10 @@ describe("controller in-cluster with a service-account token", () => {
     expect(result.code).to.equal(3);
     expect(result.stderr).to.include("create events");
     expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.deep.equal([]);
-    expect(await api.readNamespacedPod({ namespace, name: "broken" })).to.have.nested.property("metadata.name", "broken");
+    expect(await api.readNamespacedPod({ namespace, name: "broken" })).to.have.nested.property(
+      "metadata.name",
+      "broken",
+    );
   });
 
   it("losing delete permission while running: results are fail with a clear 403 in the log, and it keeps running", async () => {
