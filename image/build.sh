@@ -59,11 +59,19 @@ if [[ $(node --version) != "v$NODE_VERSION" ]]; then
   echo "build.sh: node is $(node --version), the image's is v$NODE_VERSION: the compile cache would not match" >&2
   exit 2
 fi
-mkdir -p "$work/cache-layout"
-cp -al "$work/app/app" "$work/cache-layout/app"
-cp -al "$work/modules/app/node_modules" "$work/cache-layout/app/node_modules"
-"$image_dir/compile-cache.sh" "$work/cache-layout/app" 65532
-mv "$work/cache-layout/app/compile-cache" "$work/app/app/compile-cache"
+# V8 records each ES module's path in its cache: made at one fixed path (one build at a time), whatever $work is,
+# so the same inputs still give the same image.
+cache_layout=/tmp/cni-repair-image-compile-cache
+exec {cache_lock}>"$cache_layout.lock"
+flock "$cache_lock"
+rm -rf "$cache_layout"
+mkdir -p "$cache_layout"
+cp -a "$work/app/app" "$cache_layout/app"
+cp -a "$work/modules/app/node_modules" "$cache_layout/app/node_modules"
+"$image_dir/compile-cache.sh" "$cache_layout/app" 65532
+mv "$cache_layout/app/compile-cache" "$work/app/app/compile-cache"
+rm -rf "$cache_layout"
+flock --unlock "$cache_lock"
 "$image_dir/layer-tar.sh" "$work/modules" "$work/modules.tar"
 "$image_dir/layer-tar.sh" "$work/app" "$work/app.tar"
 
