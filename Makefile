@@ -169,7 +169,7 @@ demo: build controlplane-server ## Local control plane + broken mesh pods + the 
 BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
 
 .PHONY: bench
-bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~40 min; BENCH_PODS=100000 scales up) into bench/results/
+bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~60 min; BENCH_PODS=100000 scales up) into bench/results/
 	@if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; \
 	  export BENCH_ISTIO_REPAIR; fi; node dist/bench/run.js
 
