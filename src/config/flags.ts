@@ -29,6 +29,7 @@ import {
   qualifiedNameExpectation,
 } from "./names.js";
 import { fieldSelectorProblem, labelSelectorProblem } from "./selectors.js";
+import { isV8Flag } from "./v8-flag-names.js";
 
 /** Turns a predicate into a parser that keeps the text. */
 const check =
@@ -53,10 +54,11 @@ const exitCode = (text: string): Parsed<number> =>
     : fail(`expected integers 1-255, got ${JSON.stringify(text)}`);
 
 /** One V8 flag as node takes it: --name or --name=value (no spaces: setFlagsFromString splits on them). */
-const v8Flag = (text: string): Parsed<string> =>
-  /^--[a-z][a-z0-9_-]*(=\S+)?$/.test(text)
-    ? ok(text)
-    : fail(`expected V8 flags like --no-opt, got ${JSON.stringify(text)}`);
+const v8Flag = (text: string): Parsed<string> => {
+  if (!/^--[a-z][a-z0-9_-]*(=\S+)?$/.test(text))
+    return fail(`expected V8 flags like --no-opt, got ${JSON.stringify(text)}`);
+  return isV8Flag(text) ? ok(text) : fail(`V8 has no flag ${text} (node --v8-options lists them)`);
+};
 
 /** key=value with a qualified-name key and a label value: the ambient selectors compare values. */
 const keyValueLabel = (text: string): Parsed<Required<Marker>> => {

@@ -28,6 +28,11 @@ describe("cni-repair command line", () => {
     [["run", "--max-broken-fraction=50%"], {}, 'invalid --max-broken-fraction "50%": expected a fraction'],
     [["run", "--startup-taint-max-share=0"], {}, 'invalid --startup-taint-max-share "0": expected a fraction'],
     [["run", "--no-such-flag"], {}, "--no-such-flag"],
+    [
+      ["run"],
+      { CNI_REPAIR_V8_FLAGS: "--no-opt,--no-optt" },
+      'CNI_REPAIR_V8_FLAGS "--no-opt,--no-optt": V8 has no flag',
+    ],
     [["run", "--max-deletions-per-minut=5"], {}, "(did you mean --max-deletions-per-minute?)"],
     [["scna"], {}, 'unknown command "scna" (did you mean scan?)'],
     [["help", "sacn"], {}, 'unknown command "sacn" (did you mean scan?)'],
