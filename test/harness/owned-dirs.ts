@@ -8,11 +8,17 @@ const OWNER_FILE = "owner.pid";
 /** A directory with no owner file yet is another run's, between mkdtemp and writing the file, unless this old. */
 const UNOWNED_GRACE_MS = 60_000;
 
-/** Removes abandoned directories with this prefix, then makes a new one owned by this process. */
+const ownedDirs = new Set<string>();
+
+/**
+ * Removes abandoned directories with this prefix, then makes a new one owned by this process, removed when it
+ * exits, after the resources given to destroyOnExit (the servers that may still be writing in it).
+ */
 export function ownedTempDir(prefix: string): string {
   removeAbandonedDirs(prefix);
   const dir = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(dir, OWNER_FILE), String(process.pid));
+  ownedDirs.add(dir);
   return dir;
 }
 
@@ -61,6 +67,7 @@ type Destroyable = { destroyNow(): void };
 const live = new Set<Destroyable>();
 process.on("exit", () => {
   for (const resource of live) resource.destroyNow();
+  for (const dir of ownedDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Kills and removes the resource on process exit, until `released`. Synchronous, as exit handlers must be. */

@@ -1,11 +1,11 @@
 // The command line: bad flags exit 2 naming the value, help and version, and the HTTP endpoints.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { ControllerProcess, runCommand } from "../../harness/controller-process.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 import { freePort } from "../../harness/ports.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
@@ -82,7 +82,7 @@ describe("cni-repair command line", () => {
     const connections: Socket[] = [];
     const server = createServer((socket) => connections.push(socket));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const dir = mkdtempSync(join(tmpdir(), "cni-repair-bare-"));
+    const dir = ownedTempDir("cni-repair-bare-");
     const kubeconfig = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
     for (const entry of kubeconfig.clusters)
       entry.cluster.server = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -127,7 +127,7 @@ describe("cni-repair command line", () => {
   });
 
   it("is live but not ready while the API server cannot be reached", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cni-repair-unreachable-"));
+    const dir = ownedTempDir("cni-repair-unreachable-");
     const kubeconfig = join(dir, "kubeconfig");
     const unreachable = JSON.parse(controlPlane().kubeconfigYaml()) as { clusters: { cluster: { server: string } }[] };
     for (const entry of unreachable.clusters) entry.cluster.server = `https://127.0.0.1:${await freePort()}`;

@@ -2,14 +2,14 @@
 // HTTP, http:// to TLS) or is neither, a garbage token and an expired token each end the
 // process with exit 1 within 10 s and one line naming the cause (server, user, CA), no stack trace. Refused
 // connections are not such a cause: the controller keeps trying (see the command-line tests).
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { repositoryFile } from "../../harness/binaries.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 import { PlainHttpProxy } from "../../harness/plain-http-proxy.js";
 import { serviceAccountJwt } from "../../harness/service-account-jwt.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -27,7 +27,7 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
   let dir: string;
 
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), "cni-repair-credentials-"));
+    dir = ownedTempDir("cni-repair-credentials-");
   });
 
   /** A kubeconfig for the shared API server, changed by `edit`. */

@@ -1,7 +1,6 @@
 // A kubeconfig whose server is http:// (kubectl proxy) works as with kubectl: run syncs and scan --repair deletes
 // through it, with no TLS and no credentials of its own (the proxy holds them).
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
@@ -9,6 +8,7 @@ import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { ControllerProcess, runCommand } from "../../harness/controller-process.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 import { PlainHttpProxy } from "../../harness/plain-http-proxy.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { PLAIN } from "./start.js";
@@ -19,7 +19,7 @@ describe("a kubeconfig with an http:// server (kubectl proxy)", () => {
 
   before(async () => {
     proxy = await PlainHttpProxy.start(controlPlane());
-    kubeconfig = join(mkdtempSync(join(tmpdir(), "cni-repair-plain-http-")), "kubeconfig");
+    kubeconfig = join(ownedTempDir("cni-repair-plain-http-"), "kubeconfig");
     writeFileSync(
       kubeconfig,
       JSON.stringify({

@@ -1,8 +1,11 @@
 // Abandoned test directories are swept, but never one that a concurrent test process has just created and not yet
-// stamped with its owner (it lost its control plane's files to that race under load).
+// stamped with its owner (it lost its control plane's files to that race under load). A process's own directories
+// go when it exits, so a passing `make test` leaves nothing in the temporary folder.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { expect } from "chai";
 import { removeAbandonedDirs } from "../../harness/owned-dirs.js";
 
@@ -31,5 +34,13 @@ describe("harness/owned-dirs", () => {
     writeFileSync(join(mine, "owner.pid"), "999999999");
     removeAbandonedDirs(PREFIX);
     expect(existsSync(fresh) || existsSync(mine), "both abandoned now").to.equal(false);
+  });
+
+  it("removes the directories a process owns when it exits", () => {
+    const harness = pathToFileURL(join(import.meta.dirname, "../../harness/owned-dirs.js")).href;
+    const script = `import { ownedTempDir } from ${JSON.stringify(harness)}; console.log(ownedTempDir(${JSON.stringify(PREFIX)}));`;
+    const dir = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }).trim();
+    expect(dir.startsWith(join(tmpdir(), PREFIX)), dir).to.equal(true);
+    expect(existsSync(dir), "removed at exit").to.equal(false);
   });
 });

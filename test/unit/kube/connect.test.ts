@@ -1,10 +1,10 @@
 // Finding the credentials: KUBECONFIG merged as kubectl merges it, and files that are not kubeconfigs named.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { expect } from "chai";
 import { type ConnectionSettings, kubeconfigFiles } from "../../../src/kube/connect.js";
 import { loadKubeConfig as loadFiles } from "../../../src/kube/kubeconfig-files.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 
 /** What loadCredentials does with kubeconfig files, synchronously: the merged KubeConfig and its source. */
 function loadKubeConfig(settings: ConnectionSettings, env: NodeJS.ProcessEnv) {
@@ -18,7 +18,7 @@ type Doc = { clusters?: string[]; users?: string[]; contexts?: [string, string][
 describe("kube/connect kubeconfig files", () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "cni-repair-connect-"));
+    dir = ownedTempDir("cni-repair-connect-");
   });
 
   /** A kubeconfig file; every cluster gets `server`, every context is [name, cluster] with user u. */

@@ -1,10 +1,10 @@
 // In-cluster credentials read from the mounted service-account files, with no kubeconfig and no client-node.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { loadCredentials } from "../../../src/kube/connect.js";
 import { InClusterCredentials, inClusterCredentials, SERVICE_ACCOUNT_DIR } from "../../../src/kube/in-cluster.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 
 describe("kube/in-cluster credentials", () => {
   let root: string;
@@ -16,7 +16,7 @@ describe("kube/in-cluster credentials", () => {
     HOME: join(root, "home"),
   });
   beforeEach(() => {
-    root = mkdtempSync(join(tmpdir(), "cni-repair-in-cluster-unit-"));
+    root = ownedTempDir("cni-repair-in-cluster-unit-");
     dir = join(root, SERVICE_ACCOUNT_DIR);
     mkdirSync(dir, { recursive: true });
     mkdirSync(join(root, "home"));

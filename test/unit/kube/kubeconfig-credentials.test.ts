@@ -1,11 +1,11 @@
 // A kubeconfig's server: https:// and http:// (kubectl proxy) work as with kubectl, no scheme means https://, any
 // other scheme is refused at once, naming it.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { KubeConfigCredentials, serverUrl } from "../../../src/kube/kubeconfig-credentials.js";
+import { ownedTempDir } from "../../harness/owned-dirs.js";
 
 function credentialsFor(
   server: string,
@@ -52,7 +52,7 @@ describe("kube/kubeconfig-credentials", () => {
   });
 
   it("checkFiles: names the first TLS file that cannot be read; passes when all can", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cni-repair-tls-files-"));
+    const dir = ownedTempDir("cni-repair-tls-files-");
     const ca = join(dir, "ca.crt");
     writeFileSync(ca, "x");
     expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: ca }).checkFiles()).to.not.throw();
