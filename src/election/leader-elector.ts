@@ -31,7 +31,13 @@ export type LeaderElectorOptions = {
   readonly onLeadershipChange?: (leading: boolean) => void;
 };
 
-/** The lease as last read or written, and when we saw it change: the only clock expiry is judged by. */
+/**
+ * The lease as last read or written, and when we saw it change (on the monotonic clock): the only clock expiry is
+ * judged by. Every duration here is monotonic, as client-go's (Go's time.Now carries a monotonic reading): judged by
+ * the wall clock, setting it forward (an NTP step, a VM resumed from a snapshot) would cut a leader's renewal
+ * deadline to nothing and make a lease its holder keeps renewing look expired to a follower. The wall clock only
+ * stamps the Lease's acquireTime and renewTime.
+ */
 type Observed = { readonly lease: Lease; readonly record: LeaseRecord; readonly observedAt: number };
 
 /** "held": the lease is ours now; "other": someone else holds a valid lease; "failed": an error. */
@@ -48,7 +54,7 @@ export class LeaderElector {
   #observed: Observed | undefined;
   #leading = false;
   #terms = 0;
-  /** When the last successful write of ours was sent: the server wrote it no earlier. */
+  /** When the last successful write of ours was sent (monotonic): the server wrote it no earlier. */
   #renewedAt = 0;
   #deadline: TimerHandle | undefined;
   /** Aborted when leadership ends, cutting off a renewal still in flight. */
@@ -128,10 +134,10 @@ export class LeaderElector {
   }
 
   async #acquireOnce(signal: AbortSignal): Promise<void> {
-    const startedAt = this.#clock.now();
+    const startedAt = this.#clock.monotonic();
     const attempt = await this.#tryAcquireOrRenew(this.#timings.renewDeadlineMs, undefined);
     // An answer slower than the renew deadline is stale on arrival; the next attempt renews it.
-    if (attempt === "held" && this.#clock.now() - startedAt < this.#timings.renewDeadlineMs) {
+    if (attempt === "held" && this.#clock.monotonic() - startedAt < this.#timings.renewDeadlineMs) {
       this.#becomeLeader(startedAt);
       return;
     }
@@ -143,7 +149,7 @@ export class LeaderElector {
     if (!term) return;
     await sleep(this.#clock, this.#timings.retryPeriodMs, AbortSignal.any([signal, term]));
     if (signal.aborted || term.aborted) return;
-    const startedAt = this.#clock.now();
+    const startedAt = this.#clock.monotonic();
     const remaining = this.#renewedAt + this.#timings.renewDeadlineMs - startedAt;
     const attempt = await this.#tryAcquireOrRenew(remaining, term);
     // The deadline may have passed while the request was out: then the step-down stands.
@@ -200,7 +206,7 @@ export class LeaderElector {
       previous.lease.metadata.resourceVersion !== lease.metadata.resourceVersion ||
       previous.record.holderIdentity !== record.holderIdentity ||
       previous.record.renewTime !== record.renewTime;
-    const observed = { lease, record, observedAt: changed ? this.#clock.now() : previous.observedAt };
+    const observed = { lease, record, observedAt: changed ? this.#clock.monotonic() : previous.observedAt };
     this.#observed = observed;
     const holderChanged = previous?.record.holderIdentity !== record.holderIdentity;
     if (holderChanged && !ownWrite && record.holderIdentity !== this.identity) {
@@ -216,7 +222,7 @@ export class LeaderElector {
   #isValid(observed: Observed): boolean {
     const seconds = observed.record.leaseDurationSeconds;
     const durationMs = seconds === undefined ? this.#timings.leaseDurationMs : seconds * 1000;
-    return this.#clock.now() < observed.observedAt + durationMs;
+    return this.#clock.monotonic() < observed.observedAt + durationMs;
   }
 
   #becomeLeader(renewedAt: number): void {
@@ -234,7 +240,7 @@ export class LeaderElector {
   /** Steps down at renewedAt + renewDeadline, before the lease (longer) can expire for anyone else. */
   #armDeadline(): void {
     if (this.#deadline) this.#clock.clearTimeout(this.#deadline);
-    const dueIn = this.#renewedAt + this.#timings.renewDeadlineMs - this.#clock.now();
+    const dueIn = this.#renewedAt + this.#timings.renewDeadlineMs - this.#clock.monotonic();
     this.#deadline = this.#clock.setTimeout(() => {
       this.#deadline = undefined;
       this.#stepDown(`no successful renewal within the renew deadline (${this.#timings.renewDeadlineMs}ms)`);

@@ -3,8 +3,13 @@
 export type TimerHandle = { readonly id: unknown };
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: the wall clock, for timestamps others read (it jumps when the clock is set). */
   now(): number;
+  /**
+   * Milliseconds on a clock that setting the wall clock does not move (an NTP step, a VM resumed from a snapshot
+   * whose clock is then corrected): for measuring how long something took or how long ago it happened.
+   */
+  monotonic(): number;
   /** `unref`: the timer alone does not keep the process running (a background chore, not work to finish). */
   setTimeout(callback: () => void, delayMs: number, options?: { readonly unref?: boolean }): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
@@ -12,6 +17,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout: (callback, delayMs, options) => {
     const timer = setTimeout(callback, delayMs);
     if (options?.unref) timer.unref();

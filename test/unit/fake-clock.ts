@@ -6,7 +6,10 @@ import type { Clock, TimerHandle } from "../../src/util/clock.js";
 type FakeTimer = { readonly due: number; readonly seq: number; readonly callback: () => void };
 
 export class FakeClock implements Clock {
+  /** The monotonic time; timers are due on it. */
   #now: number;
+  /** How far the wall clock has been set away from the monotonic one (stepWallClock). */
+  #wallOffset = 0;
   #seq = 0;
   readonly #timers = new Map<number, FakeTimer>();
   #advancing = false;
@@ -16,7 +19,18 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** Starts equal to now(); only advancing moves it, stepWallClock does not. */
+  monotonic(): number {
     return this.#now;
+  }
+
+  /** Sets the wall clock forward (or back, when negative) as NTP or a VM resumed from a snapshot would: now() jumps,
+   * monotonic() and the timers do not. */
+  stepWallClock(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   /** Negative, NaN or zero delays fire on the next advance, even advance(0). */

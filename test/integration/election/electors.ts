@@ -3,6 +3,7 @@ import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from
 import { LeaderElector } from "../../../src/election/leader-elector.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
+import { type Clock, systemClock } from "../../../src/util/clock.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
 import { collectingLogger } from "../../support/loggers.js";
 
@@ -22,7 +23,40 @@ const collected = collectingLogger({ format: "text" });
 export const logLines = collected.lines;
 const logger = collected.logger;
 
-export function startElector(transport: KubeTransport, namespace: string, identity: string): RunningElector {
+/**
+ * The system clock, but for a wall clock the test can set forward or back, as NTP or a VM resumed from a snapshot
+ * does to a whole machine: now() jumps; monotonic time and the timers run on undisturbed.
+ */
+export class SteppedClock implements Clock {
+  #offsetMs = 0;
+
+  now(): number {
+    return systemClock.now() + this.#offsetMs;
+  }
+
+  monotonic(): number {
+    return systemClock.monotonic();
+  }
+
+  setTimeout(callback: () => void, delayMs: number, options?: { readonly unref?: boolean }) {
+    return systemClock.setTimeout(callback, delayMs, options);
+  }
+
+  clearTimeout(handle: ReturnType<Clock["setTimeout"]>): void {
+    systemClock.clearTimeout(handle);
+  }
+
+  step(ms: number): void {
+    this.#offsetMs += ms;
+  }
+}
+
+export function startElector(
+  transport: KubeTransport,
+  namespace: string,
+  identity: string,
+  clock: Clock = systemClock,
+): RunningElector {
   const changes: { leading: boolean; at: number }[] = [];
   const elector = new LeaderElector({
     transport,
@@ -31,6 +65,7 @@ export function startElector(transport: KubeTransport, namespace: string, identi
     identity,
     ...TIMINGS,
     logger,
+    clock,
     onLeadershipChange: (leading) => changes.push({ leading, at: performance.now() }),
   });
   const abort = new AbortController();

@@ -11,6 +11,7 @@ import {
   LeaderSampler,
   logLines,
   type RunningElector,
+  SteppedClock,
   serviceAccountToken,
   startElector,
   TIMINGS,
@@ -30,8 +31,8 @@ describe("leader election (real API server)", function () {
     transports.push(made);
     return made;
   };
-  const elector = (via: KubeTransport, identity: string) => {
-    const running = startElector(via, namespace, identity);
+  const elector = (via: KubeTransport, identity: string, clock?: SteppedClock) => {
+    const running = startElector(via, namespace, identity, clock);
     electors.push(running);
     return running;
   };
@@ -76,6 +77,30 @@ describe("leader election (real API server)", function () {
     // A released lease is free at once: the successor's next jittered retry (≤ 2.2 × 500 ms) takes it.
     expect(performance.now() - stoppedAt).to.be.below(TIMINGS.leaseDurationMs / 2);
     expect(await leaseSpec()).to.include({ holderIdentity: second.elector.identity, leaseTransitions: 1 });
+    expect(sampler.overlaps).to.equal(0);
+  });
+
+  it("the machine's wall clock set forward (NTP step, VM resumed from a snapshot): the leader keeps the lease, every renewal answered", async () => {
+    // Both replicas on one machine, as in the faults suite's failover test: one wall clock jumps for both.
+    const clock = new SteppedClock();
+    const a = elector(transport(), "a", clock);
+    const b = elector(transport(), "b", clock);
+    sampler = new LeaderSampler([a, b]);
+    const first = await waitFor("a leader", () => (a.elector.isLeader ? a : b.elector.isLeader ? b : undefined));
+    const second = first === a ? b : a;
+    await new Promise((resolve) => setTimeout(resolve, 2 * TIMINGS.retryPeriodMs));
+
+    clock.step(30_000);
+    // Several lease durations after the jump: the same leader, never a second one, nothing failed.
+    await new Promise((resolve) => setTimeout(resolve, 3 * TIMINGS.leaseDurationMs));
+    expect(first.changes.map((change) => change.leading)).to.deep.equal([true]);
+    expect(second.changes).to.deep.equal([]);
+    expect(await leaseSpec()).to.include({ holderIdentity: first.elector.identity, leaseTransitions: 0 });
+    // The Lease's renewTime is the wall clock as it now reads.
+    const renewedAt = Date.parse((await leaseSpec())?.renewTime?.toString() ?? "");
+    expect(clock.now() - renewedAt).to.be.within(-1_000, 2 * TIMINGS.retryPeriodMs);
+    // No warning: neither "failed to renew the lease" nor "lost the lease".
+    expect(logLines.filter((line) => / (warn|error) /.test(line))).to.deep.equal([]);
     expect(sampler.overlaps).to.equal(0);
   });
 

@@ -19,6 +19,11 @@ export type FakeConnection = {
 
 export class FakeLeaseApi {
   mode: FakeMode = "ok";
+  /**
+   * How long an answer takes on the fake clock (0: at once). A request whose timeoutMs is shorter fails with no
+   * response, as the real transport's does.
+   */
+  latencyMs = 0;
   readonly calls: string[] = [];
   #lease: Lease | undefined;
   #version = 0;
@@ -74,7 +79,14 @@ export class FakeLeaseApi {
     this.calls.push(method);
     if (mode === "down") throw new ApiError(`${method} ${path}: no response`, { status: 0 });
     if (mode === "hang") return await this.#hang(method, path, options);
+    if (this.latencyMs > 0) await this.#travel(method, path, options);
     return this.#answer(method, path, options.body as Lease | undefined);
+  }
+
+  /** Resolves after latencyMs, or fails like #hang if the request's timeout or signal comes first. */
+  #travel(method: string, path: string, options: RequestOptions): Promise<void> {
+    if ((options.timeoutMs ?? Number.POSITIVE_INFINITY) <= this.latencyMs) return this.#hang(method, path, options);
+    return new Promise((resolve) => this.#clock.setTimeout(resolve, this.latencyMs));
   }
 
   #answer(method: string, path: string, body: Lease | undefined): ApiResponse {

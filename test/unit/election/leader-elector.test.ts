@@ -50,6 +50,20 @@ describe("LeaderElector", () => {
       expect(me.changes).to.deep.equal([]);
     });
 
+    it("never takes a renewed lease when its wall clock is set forward between two reads", async () => {
+      // The holder renews every 10 s of a 15 s lease; we read every 2-4.4 s, so most reads see no change.
+      f.api.write({ holderIdentity: "other", leaseDurationSeconds: 15, renewTime: microTime(START) });
+      const me = await f.start("me");
+      for (let i = 0; i < 6; i++) {
+        await f.advance(5_000);
+        f.clock.stepWallClock(20_000);
+        await f.advance(5_000);
+        f.api.write({ holderIdentity: "other", leaseDurationSeconds: 15, renewTime: microTime(f.clock.now()) });
+        expect(me.elector.isLeader).to.equal(false);
+      }
+      expect(me.changes).to.deep.equal([]);
+    });
+
     it("takes a released lease (empty holder) at once", async () => {
       f.api.write({ holderIdentity: "", leaseDurationSeconds: 1, leaseTransitions: 2, renewTime: microTime(START) });
       const me = await f.start("me");
@@ -145,6 +159,36 @@ describe("LeaderElector", () => {
       const lines = await f.logs();
       expect(lines.find((line) => line.msg === "lost the lease")?.reason).to.match(/usurper/);
       expect(lines.find((line) => line.msg === "the lease is held by another")?.holder).to.equal("usurper");
+    });
+
+    it("keeps leading, every renewal answered, when its wall clock is set forward (NTP step, VM resumed)", async () => {
+      f.api.latencyMs = 5;
+      const me = await f.start("me");
+      await f.advance(3_000);
+      const putsBefore = f.api.count("PUT");
+      f.clock.stepWallClock(60_000);
+      await f.advance(20_000);
+      expect(me.elector.isLeader).to.equal(true);
+      expect(me.changes).to.deep.equal([true]);
+      expect(f.api.count("PUT") - putsBefore).to.equal(10);
+      // The Lease carries the wall clock as it now reads: renewed within the last retry period.
+      const renewedAt = Date.parse(f.api.spec.renewTime ?? "");
+      expect(f.clock.now() - renewedAt).to.be.within(0, 2_100);
+      const warnings = (await f.logs()).filter((line) => line.level === "warn");
+      expect(warnings).to.deep.equal([]);
+    });
+
+    it("keeps leading when its wall clock is set back", async () => {
+      f.api.latencyMs = 5;
+      const me = await f.start("me");
+      await f.advance(3_000);
+      f.clock.stepWallClock(-60_000);
+      f.api.mode = "hang";
+      // Renewals that get no answer still end it at the renew deadline of time that really passed.
+      await f.advance(9_000, 1);
+      expect(me.elector.isLeader).to.equal(true);
+      await f.advance(1_000, 1);
+      expect(me.elector.isLeader).to.equal(false);
     });
 
     it("counts a new term when it leads again after losing the lease", async () => {
