@@ -69,14 +69,23 @@ export class ControllerProcess {
     );
     const controller = new ControllerProcess(child);
     if (options.waitReady ?? true) {
-      await waitFor(
-        "the controller to be ready",
-        async () => {
-          if (child.exitCode !== null) throw new GiveUp(`controller exited ${child.exitCode}:\n${controller.output()}`);
-          return (await controller.get("/readyz")).status === 200;
-        },
-        { timeoutMs: options.readyTimeoutMs ?? 20_000 },
-      );
+      try {
+        await waitFor(
+          "the controller to be ready",
+          async () => {
+            if (child.exitCode !== null)
+              throw new GiveUp(`controller exited ${child.exitCode}:\n${controller.output()}`);
+            return (await controller.get("/readyz")).status === 200;
+          },
+          { timeoutMs: options.readyTimeoutMs ?? 20_000 },
+        );
+      } catch (error) {
+        if (error instanceof GiveUp) throw error;
+        // Nobody holds this process yet: stopped here, or it would run on (and act in later tests' namespaces);
+        // what it said goes with the failure, or the one clue why it never got ready is lost.
+        await controller.stop("SIGTERM", 5_000);
+        throw new ControllerNotReady(controller, error);
+      }
     }
     return controller;
   }
@@ -120,6 +129,17 @@ export class ControllerProcess {
     const code = await this.#exited;
     clearTimeout(timer);
     return code;
+  }
+}
+
+/** A controller that did not get ready in time: stopped, and its log is in the message. */
+export class ControllerNotReady extends Error {
+  readonly controller: ControllerProcess;
+
+  constructor(controller: ControllerProcess, cause: unknown) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(`${message}; the controller's log:\n${controller.output()}`, { cause });
+    this.controller = controller;
   }
 }
 

@@ -13,7 +13,9 @@ export async function waitFor<T>(
   check: () => Promise<T | undefined | false> | T | undefined | false,
   { timeoutMs = 10_000, intervalMs = 50 } = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  // The monotonic clock: a wall clock set forward meanwhile (an NTP step, this VM resumed from a snapshot and its
+  // clock corrected) would end the wait at once, however little time had passed for what is awaited.
+  const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
@@ -23,7 +25,7 @@ export async function waitFor<T>(
       if (error instanceof GiveUp) throw error;
       lastError = error;
     }
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       const cause = lastError instanceof Error ? `: ${lastError.message}` : "";
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`, { cause: lastError });
     }
