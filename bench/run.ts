@@ -312,7 +312,8 @@ function describeSide(run: SideRun): string {
   const ms = (value: number | undefined, digits = 0) => (value ?? Number.NaN).toFixed(digits);
   return [
     `start-up ${ms(run.startupMs)} ms (ready ${ms(run.readyMs)} ms, CPU ${ms(run.readyCpuMs)} ms)`,
-    `isolated p50 ${ms(run.isolated?.p50, 1)} / p99 ${ms(run.isolated?.p99, 1)} ms`,
+    `isolated p50 ${ms(run.isolated?.p50, 1)} / p99 ${ms(run.isolated?.p99, 1)} ms ` +
+      `(to the DELETE's arrival ${ms(run.isolatedReaction?.p50, 1)}, the server's DELETE ${ms(run.isolatedServer?.p50, 1)})`,
     `${ms(run.cpuUsPerEvent)} µs/event, idle ${ms(run.idleCpuMsPerSecond, 2)} ms/s`,
     `RSS ${ms((run.rssAfterSync ?? Number.NaN) / 2 ** 20)} / ${ms((run.rssAfterBurst ?? Number.NaN) / 2 ** 20)} MB`,
     `burst p50 ${ms(run.burst?.p50)} / p99 ${ms(run.burst?.p99)} ms`,

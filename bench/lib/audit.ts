@@ -64,6 +64,11 @@ export type RepairTiming = {
   /** The broken-status write was answered: "accepted". */
   readonly brokenAtMs: number;
   readonly deletedAtMs: number | undefined;
+  /**
+   * When the server received that DELETE: break answered → this is the controller's part (the watch event's
+   * delivery, its own work, its request's write); this → deletedAtMs is the server's own DELETE.
+   */
+  readonly deleteReceivedMs: number | undefined;
 };
 
 const ok = (line: AuditLine) => (line.responseStatus?.code ?? 0) >= 200 && (line.responseStatus?.code ?? 0) < 300;
@@ -74,7 +79,7 @@ const ok = (line: AuditLine) => (line.responseStatus?.code ?? 0) >= 200 && (line
  */
 export function repairTimings(lines: readonly AuditLine[], keys: readonly string[]): RepairTiming[] {
   const broken = new Map<string, [received: number, answered: number]>();
-  const deleted = new Map<string, number>();
+  const deleted = new Map<string, [received: number, answered: number]>();
   for (const line of lines) {
     if (!ok(line) || !line.objectRef?.namespace || !line.objectRef.name) continue;
     const key = victimKey({ namespace: line.objectRef.namespace, name: line.objectRef.name });
@@ -83,14 +88,23 @@ export function repairTimings(lines: readonly AuditLine[], keys: readonly string
     if (line.verb === "patch" && line.objectRef.subresource === "status" && agent === BREAK_USER_AGENT) {
       if (!broken.has(key)) broken.set(key, [auditTimeMs(line.requestReceivedTimestamp), at]);
     } else if (line.verb === "delete" && !agent.startsWith("bench-") && !deleted.has(key)) {
-      deleted.set(key, at);
+      deleted.set(key, [auditTimeMs(line.requestReceivedTimestamp), at]);
     }
   }
   return keys.flatMap((key) => {
     const times = broken.get(key);
+    const deletion = deleted.get(key);
     return times === undefined
       ? []
-      : [{ key, brokenReceivedMs: times[0], brokenAtMs: times[1], deletedAtMs: deleted.get(key) }];
+      : [
+          {
+            key,
+            brokenReceivedMs: times[0],
+            brokenAtMs: times[1],
+            deletedAtMs: deletion?.[1],
+            deleteReceivedMs: deletion?.[0],
+          },
+        ];
   });
 }
 

@@ -67,6 +67,9 @@ export type SideRun = {
   cpuUsPerEvent?: number;
   events?: number;
   isolated?: SideLatency;
+  /** The isolated repairs split where the server received the DELETE: the controller's part, then the server's. */
+  isolatedReaction?: SideLatency;
+  isolatedServer?: SideLatency;
   burst?: SideLatency;
   rssAfterBurst?: number;
   /** Every controller DELETE of this run's broken pods (404s and repeats included) ÷ pods it deleted. */
@@ -131,8 +134,10 @@ export async function runSideBySide(ctx: BenchContext, round: number, controller
     const timings = repairTimings(lines, all.map(victimKey));
     const deletedAt = (victim: Victim) => timings.find((t) => t.key === victimKey(victim))?.deletedAtMs;
     run.startupMs = (deletedAt(preBroken[0] as Victim) ?? Number.NaN) - child.startedAtWallMs;
-    run.isolated = latencyOf(timings, isolated);
-    run.burst = latencyOf(timings, burst);
+    run.isolated = latencyOf(timings, isolated, repairMs);
+    run.isolatedReaction = latencyOf(timings, isolated, reactionMs);
+    run.isolatedServer = latencyOf(timings, isolated, serverDeleteMs);
+    run.burst = latencyOf(timings, burst, repairMs);
     const repaired = timings.filter((t) => t.deletedAtMs !== undefined).length;
     run.deletesPerRepairedPod = controllerDeleteRequests(lines, all.map(victimKey)) / repaired;
   } catch (error) {
@@ -177,10 +182,24 @@ async function waitForRepairs(ctx: BenchContext, victims: readonly Victim[], tim
   await sleep(300);
 }
 
-function latencyOf(timings: readonly RepairTiming[], victims: readonly Victim[]): SideLatency {
+/** Break answered → DELETE answered: the repair latency. */
+const repairMs = (t: RepairTiming) => (t.deletedAtMs === undefined ? undefined : t.deletedAtMs - t.brokenAtMs);
+/** Break answered → DELETE received: the watch event's delivery, the controller's work, its request's write. */
+const reactionMs = (t: RepairTiming) =>
+  t.deleteReceivedMs === undefined ? undefined : t.deleteReceivedMs - t.brokenAtMs;
+/** DELETE received → answered: the server's part (its answer's encoding: JSON for cni-repair, protobuf for Istio). */
+const serverDeleteMs = (t: RepairTiming) =>
+  t.deletedAtMs === undefined || t.deleteReceivedMs === undefined ? undefined : t.deletedAtMs - t.deleteReceivedMs;
+
+function latencyOf(
+  timings: readonly RepairTiming[],
+  victims: readonly Victim[],
+  measure: (timing: RepairTiming) => number | undefined,
+): SideLatency {
   const keys = new Set(victims.map(victimKey));
-  const samples = timings.flatMap((t) =>
-    keys.has(t.key) && t.deletedAtMs !== undefined ? [t.deletedAtMs - t.brokenAtMs] : [],
-  );
+  const samples = timings.flatMap((t) => {
+    const ms = keys.has(t.key) ? measure(t) : undefined;
+    return ms === undefined ? [] : [ms];
+  });
   return { victims: victims.length, repaired: samples.length, ...latencySummary(samples) };
 }

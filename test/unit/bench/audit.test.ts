@@ -51,6 +51,20 @@ describe("bench: audit-log figures", () => {
     expect((timings[1]?.deletedAtMs ?? 0) - (timings[1]?.brokenAtMs ?? 0)).to.be.closeTo(10, 1e-6);
   });
 
+  it("notes when the server received the first controller DELETE, apart from when it answered it", () => {
+    const split = [
+      line("patch", "a", "bench-break/1", 200, "2026-12-04T10:00:00.000100Z"),
+      {
+        ...line("delete", "a", "cni-repair/1", 200, "2026-12-04T10:00:00.003100Z"),
+        stageTimestamp: "2026-12-04T10:00:00.008100Z",
+      },
+      line("delete", "a", "cni-repair/1", 200, "2026-12-04T10:00:00.009000Z"),
+    ];
+    const [timing] = repairTimings(split, ["bench-victims-0/a"]);
+    expect((timing?.deleteReceivedMs ?? 0) - (timing?.brokenAtMs ?? 0)).to.be.closeTo(3, 1e-6);
+    expect((timing?.deletedAtMs ?? 0) - (timing?.deleteReceivedMs ?? 0)).to.be.closeTo(5, 1e-6);
+  });
+
   it("opens a pod's in-flight window at the controller's first successful DELETE and closes it at the kubelet's", () => {
     const windows = deletionWindows(lines, keys, "bench-kubelet/1");
     const open = (key: string) => {
