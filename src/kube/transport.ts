@@ -241,10 +241,10 @@ export class KubeTransport {
 /**
  * HTTP/2 receive windows: how much the API server may send ahead of what we have read. undici's defaults (256 KiB
  * a stream, 512 KiB the connection) stop the server every few pods of an initial list until our WINDOW_UPDATE
- * comes back; client-go (Istio's controller) allows 4 MiB a stream. Measured
- * from spawn to synced, A/B (bench/README.md): 1,000 pods on the node ~40 ms less CPU, 10,000 ~240 ms less CPU
- * and ~0.8 s sooner; RSS +0-2 MB. What it can cost is bounded: bytes a stream receives are handed on at once
- * (streamed-response.ts), so data not yet read waits in the socket's kernel buffer, at most this much of it.
+ * comes back; client-go (Istio's controller) allows 4 MiB a stream. Measured from spawn to synced, A/B
+ * (bench/README.md): 35-50 ms less CPU at 1,000 pods on the node, up to 240 ms at 10,000; RSS unchanged. What it can
+ * cost is bounded: bytes a stream receives are handed on at once (streamed-response.ts), so data not yet read
+ * waits in the socket's kernel buffer, at most this much of it.
  */
 export const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
 /** Shared by every stream of the connection (the list and the watches): two streams' worth. */
