@@ -71,6 +71,13 @@ export async function openWatch(
 }
 
 /**
+ * The answer to a write whose object we do not read: only its metadata (as client-go's metadata client asks), so
+ * the server encodes and we parse that, not the spec and status that are most of a sidecar-injected pod.
+ * Refusals are Status objects either way; a server that cannot convert answers the plain JSON listed after it.
+ */
+const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
+
+/**
  * Deletes the pod only if it is still the very object that was judged: same UID (not a replacement with the
  * same name) and same resourceVersion (not changed since). A mismatch answers 409; a gone pod 404.
  * dryRun runs admission, authorization and the preconditions for real without deleting.
@@ -83,6 +90,7 @@ export async function deletePod(
 ): Promise<void> {
   // dryRun goes in the body: the API server ignores DELETE query parameters when a body is present.
   await transport.request("delete", "DELETE", podPath(pod.namespace, pod.name), {
+    accept: METADATA_ONLY,
     body: { apiVersion: "v1", kind: "DeleteOptions", preconditions, ...(options.dryRun && { dryRun: ["All"] }) },
   });
 }
@@ -101,5 +109,6 @@ export async function labelPodViaStatus(
   await transport.request("patch", "PATCH", `${podPath(pod.namespace, pod.name)}/status`, {
     body: { metadata: { resourceVersion, labels } },
     contentType: "application/merge-patch+json",
+    accept: METADATA_ONLY,
   });
 }

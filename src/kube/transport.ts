@@ -16,6 +16,8 @@ export type RequestOptions = {
   readonly query?: Record<string, string | number | boolean | undefined>;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** The Accept header; plain JSON when omitted. */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
   /** Whole-request timeout; watches use their own stall watchdog instead. */
   readonly timeoutMs?: number;
@@ -183,7 +185,7 @@ export class KubeTransport {
     const { headers: auth, dispatcher } = await this.#credentialsAndConnections();
     const headers: Record<string, string> = {
       ...auth,
-      accept: "application/json",
+      accept: options.accept ?? "application/json",
       "user-agent": this.#userAgent,
     };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
