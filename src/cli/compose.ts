@@ -34,6 +34,7 @@ import { buildStartupTaints, type StartupTaintParts } from "../prevent/build-sta
 import type { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { Safety } from "../safety/safety.js";
+import { type Clock, systemClock } from "../util/clock.js";
 import { PodQuery } from "./query.js";
 
 export type ControllerParts = {
@@ -70,6 +71,8 @@ export type ComposeOptions = {
   readonly startupTaintsReadOnly?: boolean;
   /** The node-agent gate's Ready time: "observed" for run (the default), "claimed" for one-shot commands. */
   readonly agentReadyBasis?: ReadyBasis;
+  /** The clock every time-based part goes by (a test sets the wall clock with it); the system's by default. */
+  readonly clock?: Clock | undefined;
 };
 
 /** Never leads: the workers of a read-only command (scan without --repair) and explain's parts take no key. */
@@ -138,7 +141,7 @@ export function composeQuery(
   transport: KubeTransport,
   metrics: Metrics,
   logger: Logger,
-  options: Pick<ComposeOptions, "onWatchError" | "agentReadyBasis"> = {},
+  options: Pick<ComposeOptions, "onWatchError" | "agentReadyBasis" | "clock"> = {},
 ): QueryParts {
   const caches = composeCaches(config, transport, metrics, logger, {
     ...options,
@@ -173,9 +176,10 @@ function composeCaches(
   const watchLog = logger.child({ component: "reflector" });
   const settings = reflectorSettings(config, transport);
   const failed = options.onWatchError;
+  const clock = options.clock ?? systemClock;
 
   // 1. What the guards read: the node agents deletions wait for, (ambient only) namespaces, Istio's own repair.
-  const nodeAgents = watchNodeAgents(config, settings, { metrics, log: watchLog, failed });
+  const nodeAgents = watchNodeAgents(config, settings, { metrics, log: watchLog, failed }, clock);
   const ambientRules = config.rules.filter(isAmbient);
   const namespaces = namespaceStore();
   const namespaceLabelKeys = [...new Set(ambientRules.map((rule) => rule.namespaceSelector.key))];
@@ -209,6 +213,7 @@ function composeCaches(
     deleteBarePods: config.deleteBarePods,
     metrics,
     context: () => context(),
+    clock,
   });
   const stormReport = new StormReport(safety.storm, metrics, logger.child({ component: "controller" }));
   safety.events.subscribe((event) => {
@@ -219,7 +224,7 @@ function composeCaches(
   // agents turned Ready.
   const unenrolled = new UnenrolledSince(ambientRules);
   const context = (): DetectContext => {
-    const nowMs = Date.now();
+    const nowMs = clock.now();
     return {
       nowMs,
       namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
@@ -256,6 +261,7 @@ function composeCaches(
     readOnly: options.startupTaintsReadOnly === true,
     events,
     observer: watchTelemetry(metrics, "nodes", watchLog.child({ watch: "nodes" }), { failed }),
+    clock,
   });
 
   return {
@@ -282,6 +288,7 @@ function composeCaches(
       startupTaints: startupTaints?.taints,
       context,
       istioRepair: istioRepair && (() => istioRepair.watch.state),
+      clock,
     }),
   };
 }

@@ -11,6 +11,7 @@ import type { NodeAgentGate } from "../informer/node-agent-watcher.js";
 import type { NodeTaintView, StartupTaints } from "../prevent/startup-taints.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import type { DryRun, Judgement, Safety } from "../safety/safety.js";
+import { type Clock, systemClock, wallTimeOf } from "../util/clock.js";
 
 export type QuerySources = {
   readonly pods: {
@@ -27,6 +28,8 @@ export type QuerySources = {
   readonly context: () => DetectContext;
   /** What is known of Istio's own repair now; undefined when not read (--istio-repair=ignore, no istio rule). */
   readonly istioRepair: (() => IstioRepairState) | undefined;
+  /** Shows this process's own (monotonic) sightings as wall times. */
+  readonly clock?: Clock | undefined;
 };
 
 /** One node agent a rule's deletions wait for, on the pod's node. */
@@ -96,7 +99,11 @@ export class PodQuery {
           pod: `${agent.namespace}/${agent.name}`,
           ready: agent.readySinceMs !== undefined,
           readySince: iso(agent.readySinceMs),
-          seenReadySince: iso(agent.seenReadyAtMs),
+          seenReadySince: iso(
+            agent.seenReadyAtMs === undefined
+              ? undefined
+              : wallTimeOf(this.#sources.clock ?? systemClock, agent.seenReadyAtMs),
+          ),
           minReadySeconds: gate.minReadyMs / 1000,
         })),
     );
@@ -113,12 +120,12 @@ export class PodQuery {
    * look (the default), or by the Ready time this process observed.
    */
   startupTaint(node: string, basis: ReadyBasis = "claimed"): NodeTaintView | undefined {
-    return this.#sources.startupTaints?.view(node, Date.now(), basis);
+    return this.#sources.startupTaints?.view(node, basis);
   }
 
   /** Every node with a managed taint or something to do about one; undefined without --startup-taint. */
   startupTaints(): NodeTaintView[] | undefined {
-    return this.#sources.startupTaints?.views(Date.now(), "claimed");
+    return this.#sources.startupTaints?.views("claimed");
   }
 
   /** What is known of Istio's own repair; undefined when not read. */

@@ -28,6 +28,7 @@ export type ReconcilerDeps = {
   readonly context: () => DetectContext;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The monotonic clock: when a pod was first seen broken, and how long its repair took. */
   readonly now?: () => number;
   /** Each write's outcome with the decision behind it (scan --repair reports these). */
   readonly onOutcome?: (facts: PodFacts, verdict: BrokenVerdict, decision: Decision, outcome: RepairOutcome) => void;
@@ -49,7 +50,7 @@ export class Reconciler {
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
-    this.#now = deps.now ?? Date.now;
+    this.#now = deps.now ?? (() => performance.now());
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {

@@ -13,7 +13,10 @@ export type AgentFacts = {
    * +Infinity when Ready without a usable time.
    */
   readonly readySinceMs: number | undefined;
-  /** When this controller first saw the current Ready spell (our clock); undefined while not Ready. */
+  /**
+   * When this controller first saw the current Ready spell, on its monotonic clock (how long ago is what counts; a
+   * wall clock set forward must not age it); undefined while not Ready.
+   */
   readonly seenReadyAtMs: number | undefined;
 };
 
@@ -58,12 +61,12 @@ export class CniAgents {
    * The reflector's transform: raw Pod JSON to facts stamped with when we first saw this Ready spell (kept while
    * the kubelet's Ready time stays the same, so a relist or an unrelated update does not restart it).
    */
-  toFacts(pod: unknown, nowMs: number): AgentFacts | undefined {
+  toFacts(pod: unknown, monotonicNowMs: number): AgentFacts | undefined {
     const facts = toAgentFacts(pod);
     if (facts?.readySinceMs === undefined) return facts;
     const previous = this.store.get(agentKey(facts));
     const sameSpell = previous?.readySinceMs === facts.readySinceMs && previous.seenReadyAtMs !== undefined;
-    return { ...facts, seenReadyAtMs: sameSpell ? previous.seenReadyAtMs : nowMs };
+    return { ...facts, seenReadyAtMs: sameSpell ? previous.seenReadyAtMs : monotonicNowMs };
   }
 
   /** The agents on one node, Ready or not. */

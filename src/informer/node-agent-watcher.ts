@@ -5,6 +5,7 @@ import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
+import { type Clock, systemClock } from "../util/clock.js";
 import { type AgentFacts, CniAgents } from "./cni-agent-pods.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
@@ -74,6 +75,7 @@ export function watchNodeAgents(
   config: Config,
   settings: ReflectorSettings,
   telemetry: { readonly metrics: Metrics; readonly log: Logger; readonly failed: WatchHooks["failed"] },
+  clock: Clock = systemClock,
 ): NodeAgentWatcher {
   const byScope = new Map<string, AgentWatch>();
   const gatesByRule = new Map<string, NodeAgentGate[]>();
@@ -97,7 +99,7 @@ export function watchNodeAgents(
           collection: "pods",
           scope,
           store: agents.store,
-          transform: (pod) => agents.toFacts(pod, Date.now()),
+          transform: (pod) => agents.toFacts(pod, clock.monotonic()),
           observer: watchTelemetry(
             telemetry.metrics,
             agentResource(spec.reason),

@@ -10,6 +10,7 @@ import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { StandardMetrics } from "../observe/standard-metrics.js";
 import { WorkQueue } from "../queue/work-queue.js";
+import type { Clock } from "../util/clock.js";
 import { nodeReflector } from "./node-reflector.js";
 import { StartupTaints } from "./startup-taints.js";
 import { createTaintMetrics } from "./taint-metrics.js";
@@ -40,11 +41,13 @@ export function buildStartupTaints(
     readonly events: Pick<EventRecorder, "postAbout">;
     /** The node watch's metrics and logs, as every other watch has. */
     readonly observer: ReflectorObserver;
+    readonly clock?: Clock | undefined;
   },
 ): StartupTaintParts | undefined {
   const settings = config.startupTaint;
   if (!settings) return undefined;
   const queue = new WorkQueue({
+    clock: deps.clock,
     backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.5 },
     observer: deps.standard.queue(STARTUP_TAINT_CONTROLLER),
   });
@@ -56,6 +59,7 @@ export function buildStartupTaints(
     logger: deps.logger,
     queue,
     events: deps.events,
+    clock: deps.clock,
   });
   // One worker: the share cap is judged on a count no other write is changing. A failed write is retried with
   // backoff for as long as it fails (a node's taint has no "next resync" to fall back on).

@@ -2,6 +2,7 @@
 // by this controller's own observation, as the readiness gate counts it), one there but not Ready, or none there.
 import type { CniAgents } from "../informer/cni-agent-pods.js";
 import { agentSetReadiness, type ReadyBasis } from "../safety/cni-agents.js";
+import type { Instant } from "../util/clock.js";
 
 export type AgentPresence =
   | { readonly kind: "ready"; readonly forMs: number }
@@ -12,13 +13,13 @@ export type AgentPresence =
 export function agentPresence(
   sets: readonly CniAgents[],
   node: string,
-  nowMs: number,
+  now: Instant,
   basis: ReadyBasis = "observed",
 ): AgentPresence {
   let shortest = Number.POSITIVE_INFINITY;
   let absent = false;
   for (const agents of sets) {
-    const readiness = agentSetReadiness(agents, node, nowMs, basis);
+    const readiness = agentSetReadiness(agents, node, now, basis);
     if (readiness.kind === "ready") shortest = Math.min(shortest, readiness.forMs);
     else if (readiness.kind === "not_ready") return readiness;
     else absent = true;

@@ -13,6 +13,7 @@ import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { WorkQueue } from "../queue/work-queue.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
+import { type Clock, type Instant, instantOf, systemClock } from "../util/clock.js";
 import { messageOf } from "../util/message-of.js";
 import { agentPresence } from "./node-agent-state.js";
 import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.js";
@@ -32,6 +33,7 @@ export type StartupTaintsOptions = {
   readonly queue: Pick<WorkQueue, "add">;
   /** Writes the Node Events (the controller's recorder, drained at shutdown). */
   readonly events: Pick<EventRecorder, "postAbout">;
+  readonly clock?: Clock | undefined;
 };
 
 /** What scan and explain show of a node. */
@@ -45,12 +47,17 @@ export class StartupTaints {
   readonly nodes = new FactsStore<NodeFacts>(nodeKey, sameNode);
   readonly #options: StartupTaintsOptions;
   readonly #queue: Pick<WorkQueue, "add">;
+  readonly #clock: Clock;
   #metrics: TaintMetrics | undefined;
-  /** Node → when this controller first saw one of its agents NotReady (continuous mode counts from here). */
+  /**
+   * Node → when this controller first saw one of its agents NotReady (continuous mode counts from here), on the
+   * monotonic clock: a wall clock set forward must not make an agent look NotReady for long at once.
+   */
   readonly #notReadySince = new Map<string, number>();
   /**
-   * Node → when it was first seen carrying a managed key (its creation, when it had the key at first sight). Its
-   * size is the number of nodes tainted now, kept by every node change (no recount per reconcile).
+   * Node → when it was first seen carrying a managed key (its creation, when it had the key at first sight), on the
+   * wall clock (the API server's creation time is): only shown (a gauge), never acted on. Its size is the number of
+   * nodes tainted now, kept by every node change (no recount per reconcile).
    */
   readonly #taintedSince = new Map<string, number>();
   /** Node → why its taint is held now (the held-nodes gauge). */
@@ -61,6 +68,7 @@ export class StartupTaints {
   constructor(options: StartupTaintsOptions) {
     this.#options = options;
     this.#queue = options.queue;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Attaches the metrics (made after this, since their gauges read from it). */
@@ -77,7 +85,7 @@ export class StartupTaints {
     if (!has) this.#taintedSince.delete(key);
     else if (!this.#taintedSince.has(key)) {
       const firstSight = previous === undefined && Number.isFinite(current.createdAtMs);
-      this.#taintedSince.set(key, firstSight ? current.createdAtMs : Date.now());
+      this.#taintedSince.set(key, firstSight ? current.createdAtMs : this.#clock.now());
     }
     if (current === undefined) {
       this.#notReadySince.delete(key);
@@ -97,7 +105,7 @@ export class StartupTaints {
    * The decision for a node right now, without acting. A one-shot command (scan) has only just seen the agents,
    * so it goes by the kubelet's Ready time ("claimed"): what a controller that has been watching would do.
    */
-  view(node: string, nowMs = Date.now(), basis: ReadyBasis = "observed"): NodeTaintView | undefined {
+  view(node: string, basis: ReadyBasis = "observed"): NodeTaintView | undefined {
     const facts = this.nodes.get(node);
     if (!facts) return undefined;
     const present = startupKeysOn(facts.taints, this.#options.policy.keys);
@@ -105,15 +113,15 @@ export class StartupTaints {
     return {
       node,
       present,
-      decision: decideTaint(this.#input(facts, present, nowMs, basis, true), this.#options.policy),
+      decision: decideTaint(this.#input(facts, present, instantOf(this.#clock), basis, true), this.#options.policy),
     };
   }
 
   /** The nodes that carry a managed key, or would get one now, with what happens to them and why (scan). */
-  views(nowMs = Date.now(), basis: ReadyBasis = "observed"): NodeTaintView[] {
+  views(basis: ReadyBasis = "observed"): NodeTaintView[] {
     const views: NodeTaintView[] = [];
     for (const facts of this.nodes.values()) {
-      const view = this.view(facts.name, nowMs, basis);
+      const view = this.view(facts.name, basis);
       if (view && (view.present.length > 0 || view.decision.kind !== "none")) views.push(view);
     }
     return views.sort((a, b) => a.node.localeCompare(b.node));
@@ -132,15 +140,16 @@ export class StartupTaints {
     return count;
   }
 
-  longestSeconds(since: "taint" | "agent_ready", nowMs = Date.now()): number {
+  longestSeconds(since: "taint" | "agent_ready"): number {
+    const now = instantOf(this.#clock);
     let longestMs = 0;
     for (const [node, taintedAt] of this.#taintedSince) {
       if (since === "taint") {
-        longestMs = Math.max(longestMs, nowMs - taintedAt);
+        longestMs = Math.max(longestMs, now.wallMs - taintedAt);
         continue;
       }
-      const agents = agentPresence(this.#options.agents, node, nowMs);
-      if (agents.kind === "ready") longestMs = Math.max(longestMs, Math.min(agents.forMs, nowMs - taintedAt));
+      const agents = agentPresence(this.#options.agents, node, now);
+      if (agents.kind === "ready") longestMs = Math.max(longestMs, Math.min(agents.forMs, now.wallMs - taintedAt));
     }
     return longestMs / 1000;
   }
@@ -149,9 +158,9 @@ export class StartupTaints {
   async reconcile(node: string): Promise<ReconcileResult> {
     const facts = this.nodes.get(node);
     if (!facts) return { kind: "done" };
-    const nowMs = Date.now();
+    const now = instantOf(this.#clock);
     const present = startupKeysOn(facts.taints, this.#options.policy.keys);
-    const input = this.#input(facts, present, nowMs);
+    const input = this.#input(facts, present, now);
     const decision = decideTaint(input, this.#options.policy);
     if (decision.kind === "hold") this.#held.set(node, decision.reason);
     else this.#held.delete(node);
@@ -161,7 +170,7 @@ export class StartupTaints {
         : { kind: "requeue", afterMs: decision.retryAfterMs };
     }
     try {
-      await this.#act(facts, decision, input.agents, nowMs);
+      await this.#act(facts, decision, input.agents, now.wallMs);
       return { kind: "done" };
     } catch (error) {
       this.#options.logger.warn("startup taint: could not change the node; retrying", {
@@ -172,13 +181,13 @@ export class StartupTaints {
     }
   }
 
-  #input(facts: NodeFacts, present: readonly string[], nowMs: number, basis: ReadyBasis = "observed", dry = false) {
-    const presence = agentPresence(this.#options.agents, facts.name, nowMs, basis);
+  #input(facts: NodeFacts, present: readonly string[], now: Instant, basis: ReadyBasis = "observed", dry = false) {
+    const presence = agentPresence(this.#options.agents, facts.name, now, basis);
     let agents: AgentState;
     if (presence.kind === "not_ready") {
-      const since = this.#notReadySince.get(facts.name) ?? nowMs;
+      const since = this.#notReadySince.get(facts.name) ?? now.monoMs;
       if (!dry) this.#notReadySince.set(facts.name, since);
-      agents = { kind: "not_ready", forMs: nowMs - since };
+      agents = { kind: "not_ready", forMs: now.monoMs - since };
     } else {
       if (!dry) this.#notReadySince.delete(facts.name);
       agents = presence;
@@ -190,6 +199,7 @@ export class StartupTaints {
     facts: NodeFacts,
     decision: Extract<TaintDecision, { kind: "remove" | "add" }>,
     agents: AgentState,
+    /** The wall clock: compared with the node's creation time (the API server's). */
     nowMs: number,
   ): Promise<void> {
     const { logger, transport } = this.#options;

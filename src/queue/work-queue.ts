@@ -107,7 +107,8 @@ export class WorkQueue {
       return;
     }
     if (this.#dirty.has(key)) return;
-    const due = this.#clock.now() + delayMs;
+    // Due times are on the monotonic clock: setting the wall clock must not hand keys out early or hold them.
+    const due = this.#clock.monotonic() + delayMs;
     const current = this.#delayed.dueOf(key);
     if (current !== undefined && current <= due) return;
     this.#delayed.set(key, due);
@@ -238,19 +239,19 @@ export class WorkQueue {
     this.#timerDue = next;
     if (next === undefined) return;
     // Real timers fire after 1ms when asked for more than MAX_TIMER_MS; #onTimer re-arms if woken early.
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next - this.#clock.now()));
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next - this.#clock.monotonic()));
     this.#timer = this.#clock.setTimeout(() => this.#onTimer(), delay);
   }
 
   #onTimer(): void {
     this.#timer = undefined;
     this.#timerDue = undefined;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     for (let top = this.#delayed.peek(); top && top.due <= now; top = this.#delayed.peek()) {
       this.#delayed.pop();
       this.#markDirty(top.key);
     }
-    // Also re-arms if the timer fired a little early by the wall clock.
+    // Also re-arms if the timer fired a little early.
     this.#arm();
   }
 

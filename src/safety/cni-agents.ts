@@ -1,8 +1,10 @@
 // The one rule for "a node's agents have been Ready long enough", used by deletes (the node-agent gate in guards.ts)
 // and by startup taints (prevent/node-agent-state.ts). It fails safe: by default ("observed") a Ready duration counts
 // from the later of the kubelet's timestamp and when this process first saw the agent Ready, so a skewed or missing
-// timestamp can never make "Ready long enough" come early.
+// timestamp can never make "Ready long enough" come early. The kubelet's time is on the wall clock; this process's
+// sighting is measured on the monotonic clock, so setting the wall clock forward cannot make it come early either.
 import type { AgentFacts, CniAgents } from "../informer/cni-agent-pods.js";
+import type { Instant } from "../util/clock.js";
 
 /**
  * Which time a Ready duration counts from. "observed" (to act): the later of the kubelet's time and this process's
@@ -11,27 +13,31 @@ import type { AgentFacts, CniAgents } from "../informer/cni-agent-pods.js";
  */
 export type ReadyBasis = "observed" | "claimed";
 
-function readySince(agent: AgentFacts, now: number, basis: ReadyBasis): number | undefined {
+/** How long one Ready agent has been Ready; undefined while it cannot count yet (no usable time at all). */
+function agentReadyForMs(agent: AgentFacts, now: Instant, basis: ReadyBasis): number | undefined {
   const kubelet = agent.readySinceMs;
-  if (basis === "claimed" && kubelet !== undefined && kubelet <= now) return kubelet;
-  // The later of the two; a missing (infinite) kubelet time leaves only ours, and without ours it never counts.
-  const known = [kubelet, agent.seenReadyAtMs].filter((t): t is number => t !== undefined && Number.isFinite(t));
-  return known.length === 0 ? undefined : Math.max(...known);
+  if (basis === "claimed" && kubelet !== undefined && kubelet <= now.wallMs) return now.wallMs - kubelet;
+  // The later start is the shorter time: each measured on its own clock. A missing (infinite) kubelet time leaves
+  // only ours, and without ours it never counts.
+  const known: number[] = [];
+  if (kubelet !== undefined && Number.isFinite(kubelet)) known.push(now.wallMs - kubelet);
+  if (agent.seenReadyAtMs !== undefined) known.push(now.monoMs - agent.seenReadyAtMs);
+  return known.length === 0 ? undefined : Math.min(...known);
 }
 
 /** How long the longest-Ready agent of the set on the node has been Ready (0 at least); undefined when none is. */
 export function readyForMs(
   agents: CniAgents,
   node: string,
-  now: number,
+  now: Instant,
   basis: ReadyBasis = "observed",
 ): number | undefined {
   let longest: number | undefined;
   for (const agent of agents.onNode(node)) {
     if (agent.readySinceMs === undefined) continue;
-    const since = readySince(agent, now, basis);
-    if (since === undefined) continue;
-    longest = Math.max(longest ?? 0, now - since);
+    const forMs = agentReadyForMs(agent, now, basis);
+    if (forMs === undefined) continue;
+    longest = Math.max(longest ?? 0, forMs);
   }
   return longest === undefined ? undefined : Math.max(0, longest);
 }
@@ -45,7 +51,7 @@ export type AgentSetReadiness =
 export function agentSetReadiness(
   agents: CniAgents,
   node: string,
-  now: number,
+  now: Instant,
   basis: ReadyBasis = "observed",
 ): AgentSetReadiness {
   const forMs = readyForMs(agents, node, now, basis);

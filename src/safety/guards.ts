@@ -5,7 +5,7 @@ import type { GraceStart } from "../detect/ambient.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import type { IstioRepairState } from "../detect/istio-repair-settings.js";
 import type { NodeAgentGate } from "../informer/node-agent-watcher.js";
-import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+import { type Clock, instantOf, systemClock, type TimerHandle } from "../util/clock.js";
 import { type ReadyBasis, readyForMs, readyWaitMs } from "./cni-agents.js";
 import { InflightDeletions } from "./inflight-deletions.js";
 import { LoopBackoff } from "./loop-backoff.js";
@@ -241,7 +241,7 @@ export class SafetyGuards {
     const node = facts.nodeName ?? "";
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
       if (gate.reason !== "cni_agent_not_ready") continue;
-      const readyFor = readyForMs(gate.agents, node, this.#clock.now(), "claimed");
+      const readyFor = readyForMs(gate.agents, node, instantOf(this.#clock), "claimed");
       if (readyFor === undefined || readyFor < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
@@ -255,12 +255,12 @@ export class SafetyGuards {
   #sandboxedDuringOutage(facts: PodFacts, ruleName: string): boolean {
     const sandboxAtMs = facts.sandboxSinceMs ?? facts.createdAtMs;
     if (sandboxAtMs === undefined) return false;
-    const now = this.#clock.now();
+    const now = instantOf(this.#clock);
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
       if (gate.reason !== "cni_agent_not_ready") continue;
       const readyFor = readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
       if (readyFor === undefined) return true;
-      if (sandboxAtMs < now - readyFor + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
+      if (sandboxAtMs < now.wallMs - readyFor + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
     }
     return false;
   }
@@ -272,13 +272,16 @@ export class SafetyGuards {
    * which have no memory of their own, go by the kubelet's time (readyBasis "claimed").
    */
   agentsReadySince(node: string, ruleName: string, basis: ReadyBasis = this.#readyBasis): GraceStart | undefined {
-    const now = this.#clock.now();
+    const now = instantOf(this.#clock);
     const by = basis === "observed" ? "seen by this controller" : "by the kubelet's time";
     let latest: GraceStart | undefined;
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
       const readyFor = readyForMs(gate.agents, node, now, basis);
-      if (readyFor === undefined || (latest !== undefined && now - readyFor <= latest.atMs)) continue;
-      latest = { atMs: now - readyFor, cause: `${gate.what} on node ${node} turned Ready (${by})` };
+      if (readyFor === undefined) continue;
+      // A wall time (detection compares it with the sandbox's), from a duration safe from wall-clock steps.
+      const atMs = now.wallMs - readyFor;
+      if (latest !== undefined && atMs <= latest.atMs) continue;
+      latest = { atMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
     }
     return latest;
   }
@@ -300,16 +303,16 @@ export class SafetyGuards {
   #meshRepair(facts: PodFacts, ruleName: string): ReturnType<typeof meshRepairCheck> {
     const istio = this.#istioRepair;
     if (istio === undefined || istio.rule !== ruleName) return undefined;
-    const now = this.#clock.now();
+    const now = instantOf(this.#clock);
     const gate = this.#nodeAgentGates.get(ruleName)?.find((g) => g.reason === "cni_agent_not_ready");
     const readyFor = gate && readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
     return meshRepairCheck({
       istio: istio.state(),
       facts,
       validator: istio.validator,
-      agentReadySinceMs: readyFor === undefined ? undefined : now - readyFor,
+      agentReadySinceMs: readyFor === undefined ? undefined : now.wallMs - readyFor,
       minReadyMs: gate?.minReadyMs ?? 0,
-      nowMs: now,
+      nowMs: now.wallMs,
     });
   }
 
@@ -325,7 +328,7 @@ export class SafetyGuards {
         this.#expiry = undefined;
         this.expire();
       },
-      Math.max(0, next - this.#clock.now()),
+      Math.max(0, next - this.#clock.monotonic()),
       { unref: true },
     );
     this.#expiry = { atMs: next, timer };
@@ -335,7 +338,7 @@ export class SafetyGuards {
   #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
     const node = facts.nodeName ?? "";
     for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyFor = readyForMs(gate.agents, node, this.#clock.now(), this.#readyBasis);
+      const readyFor = readyForMs(gate.agents, node, instantOf(this.#clock), this.#readyBasis);
       if (readyFor === undefined) {
         // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
         const nowhere =

@@ -1,9 +1,13 @@
 // Loop protection: when the replacement of a pod we deleted comes back broken on the same node, the CNI
 // problem is not the race we can fix by deleting; wait exponentially longer before each further delete.
 import type { PodFacts } from "../detect/facts.js";
-import { type Clock, systemClock } from "../util/clock.js";
+import { type Clock, type Instant, instantOf, systemClock } from "../util/clock.js";
 
-type Record = { readonly deletedUid: string; readonly count: number; readonly at: number };
+/**
+ * `at`: the wall time is compared with creationTimestamp (the API server's clock); how long ago is measured on the
+ * monotonic clock, so a wall clock set forward cannot end a backoff early (nor one set back make it last).
+ */
+type Record = { readonly deletedUid: string; readonly count: number; readonly at: Instant };
 
 export type LoopCheck = { readonly waitMs: number; readonly deletions: number; readonly lastDeletionAgoMs: number };
 
@@ -30,10 +34,11 @@ export class LoopBackoff {
     const record = key === undefined ? undefined : this.#records.get(key);
     if (!record || record.deletedUid === facts.uid) return undefined;
     // creationTimestamp has whole seconds: a replacement made in the same second as our delete still counts.
-    if (facts.createdAtMs === undefined || facts.createdAtMs < Math.floor(record.at / 1000) * 1000) return undefined;
+    if (facts.createdAtMs === undefined || facts.createdAtMs < Math.floor(record.at.wallMs / 1000) * 1000)
+      return undefined;
     // A sibling created in that same second was already broken before our delete: not a replacement.
-    if (seenBrokenSinceMs < record.at) return undefined;
-    const agoMs = this.#clock.now() - record.at;
+    if (seenBrokenSinceMs < record.at.monoMs) return undefined;
+    const agoMs = this.#agoMs(record);
     // Quiet for twice the longest backoff: the loop is over, start counting afresh.
     if (agoMs > 2 * this.#maxMs) {
       // A dry look (scan, explain) forgets nothing.
@@ -49,14 +54,21 @@ export class LoopBackoff {
     const key = keyOf(facts);
     if (key === undefined) return;
     const previous = this.#records.get(key);
-    const repeat = previous !== undefined && this.#clock.now() - previous.at <= 2 * this.#maxMs;
-    this.#records.set(key, { deletedUid: facts.uid, count: repeat ? previous.count + 1 : 1, at: this.#clock.now() });
+    const repeat = previous !== undefined && this.#agoMs(previous) <= 2 * this.#maxMs;
+    this.#records.set(key, {
+      deletedUid: facts.uid,
+      count: repeat ? previous.count + 1 : 1,
+      at: instantOf(this.#clock),
+    });
     if (this.#records.size > 10_000) this.#sweep();
   }
 
   #sweep(): void {
-    const now = this.#clock.now();
-    for (const [key, record] of this.#records) if (now - record.at > 2 * this.#maxMs) this.#records.delete(key);
+    for (const [key, record] of this.#records) if (this.#agoMs(record) > 2 * this.#maxMs) this.#records.delete(key);
+  }
+
+  #agoMs(record: Record): number {
+    return this.#clock.monotonic() - record.at.monoMs;
   }
 }
 

@@ -10,6 +10,7 @@ import { type PodFacts, podKey } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodChange } from "../informer/pod-store.js";
 import type { Metrics } from "../observe/metrics.js";
+import { systemClock } from "../util/clock.js";
 import type { ReadyBasis } from "./cni-agents.js";
 import { GuardEvents } from "./guard-events.js";
 import { type GuardOptions, type Paces, SafetyGuards } from "./guards.js";
@@ -29,11 +30,13 @@ export type SafetyOptions = Omit<GuardOptions, "onTurnMoved" | "onStormTransitio
   readonly metrics: Pick<Metrics, "podsHeld" | "holdsTotal">;
   /** Detection's context now, for the cache side (which pods are meshed and broken). */
   readonly context: () => DetectContext;
-  readonly now?: () => number;
 };
 
 export type JudgeOptions = {
-  /** When this controller first saw the pod broken (the loop backoff tells a replacement from a sibling by it). */
+  /**
+   * When this controller first saw the pod broken, on the monotonic clock (the loop backoff tells a replacement
+   * from a sibling by it).
+   */
   readonly seenBrokenSinceMs?: number;
   /** Judge as if run in this mode (explain shows every mode). */
   readonly mode?: Mode;
@@ -74,7 +77,8 @@ export class Safety {
     this.#options = options;
     this.#guards = new SafetyGuards({ ...options, ...this.#events.hooks });
     this.#holds = new Holds(options.metrics.podsHeld, options.metrics.holdsTotal);
-    this.#throttle = new ThrottleGate(options.now ?? Date.now);
+    const clock = options.clock ?? systemClock;
+    this.#throttle = new ThrottleGate(() => clock.monotonic());
   }
 
   /** What may free a held pod (slot freed, storm opened or closed, a turn moved): the triggers listen here. */

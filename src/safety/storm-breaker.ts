@@ -9,7 +9,7 @@
 //   in-flight caps, not the cluster-wide pace (SafetyGuards.view).
 // - The caller asks before every delete, and the counts change synchronously with the cache.
 import type { PodFacts } from "../detect/facts.js";
-import { type Clock, systemClock } from "../util/clock.js";
+import { type Clock, type Instant, instantOf, systemClock } from "../util/clock.js";
 
 /**
  * How one pod counts: meshed (carries a rule's marker, alive) and, of those, broken now. `explained` is read
@@ -28,7 +28,11 @@ export type StormTransition = { readonly scope: StormScope; readonly node: strin
 type Lingering = {
   readonly node: string;
   readonly ownerUid: string | undefined;
-  readonly deletedAtMs: number;
+  /**
+   * The wall time is compared with a replacement's creationTimestamp (the API server's clock); the slot's window is
+   * measured on the monotonic clock, so a wall clock set forward cannot drop every slot at once.
+   */
+  readonly deletedAt: Instant;
   readonly explained: boolean;
   /** Counted in its node's slots: only once the pod itself no longer counts as alive and broken. */
   counting: boolean;
@@ -100,7 +104,7 @@ export class StormBreaker {
       this.#lingering.set(facts.uid, {
         node,
         ownerUid: facts.owner?.uid,
-        deletedAtMs: this.#clock.now(),
+        deletedAt: instantOf(this.#clock),
         explained: this.#brokenPods.get(facts.uid)?.explained ?? false,
         counting: false,
         replacement: undefined,
@@ -126,14 +130,17 @@ export class StormBreaker {
   /** Lets slots of pods we deleted go once the window has passed (and their replacement was judged). */
   expire(): StormTransition[] {
     return this.#operation(() => {
-      const now = this.#clock.now();
+      const now = this.#clock.monotonic();
       for (const [uid, entry] of this.#lingering) {
         if (!entry.pending && now >= this.#expiresAt(entry)) this.#dropLingering(uid, entry);
       }
     });
   }
 
-  /** When expire() next has a slot to let go, if any (a DELETE still on its way has no time yet). */
+  /**
+   * When expire() next has a slot to let go, on the monotonic clock, if any (a DELETE still on its way has no time
+   * yet).
+   */
   nextExpiryAtMs(): number | undefined {
     let next: number | undefined;
     for (const entry of this.#lingering.values()) {
@@ -144,7 +151,7 @@ export class StormBreaker {
 
   #expiresAt(entry: Lingering): number {
     const awaiting = entry.ownerUid !== undefined && entry.replacement === undefined;
-    return entry.deletedAtMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
+    return entry.deletedAt.monoMs + (awaiting ? Math.max(this.#windowMs, REPLACEMENT_WAIT_MS) : this.#windowMs);
   }
 
   /** Whether this pod is counted as broken now, its breakage explained or not (its standing as last recorded). */
@@ -236,7 +243,7 @@ export class StormBreaker {
     for (const [uid, entry] of this.#lingering) {
       if (entry.ownerUid !== ownerUid || entry.replacement !== undefined || !entry.counting) continue;
       // creationTimestamp has whole seconds: a replacement made in the second of our delete still counts.
-      if (facts.createdAtMs < Math.floor(entry.deletedAtMs / 1000) * 1000) continue;
+      if (facts.createdAtMs < Math.floor(entry.deletedAt.wallMs / 1000) * 1000) continue;
       entry.replacement = { uid: facts.uid, node: facts.nodeName ?? "" };
       this.#replacements.set(facts.uid, uid);
       return uid;

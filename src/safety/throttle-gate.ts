@@ -5,7 +5,8 @@ export class ThrottleGate {
   readonly #until = new Map<string, number>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  /** `now`: a monotonic clock, so a wall clock set forward does not end a wait the server asked for. */
+  constructor(now: () => number = () => performance.now()) {
     this.#now = now;
   }
 

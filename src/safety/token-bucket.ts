@@ -2,7 +2,8 @@
 // reserved slot, so held pods wake once, at their turn, instead of all racing for each new token.
 //
 // Implemented as GCRA (generic cell rate algorithm): one "theoretical arrival time" stands for the bucket,
-// which keeps the bound burst + rate × window exact under any mix of takes, late claims and cancels.
+// which keeps the bound burst + rate × window exact under any mix of takes, late claims and cancels. Every time in
+// here is on the monotonic clock: a wall clock set forward must not refill the bucket at once.
 import { type Clock, systemClock } from "../util/clock.js";
 
 /**
@@ -53,7 +54,7 @@ export class TokenBucket {
    */
   take(key: string): number {
     if (this.unlimited) return 0;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     const slot = this.#reservations.get(key);
     if (slot !== undefined) {
       if (now < slot) return Math.ceil(slot - now);
@@ -76,7 +77,7 @@ export class TokenBucket {
   /** What take(key) would answer now, changing nothing: the policy's view of the pace. */
   peek(key: string): number {
     if (this.unlimited) return 0;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     const slot = this.#reservations.get(key);
     if (slot !== undefined && now < slot + this.#intervalMs) return Math.max(0, Math.ceil(slot - now));
     const allowedAt = Math.max(this.#theoreticalArrival, now) - (this.#burst - 1) * this.#intervalMs;
@@ -101,7 +102,7 @@ export class TokenBucket {
     const moved = new Map<string, number>();
     const spent = this.#spent.get(key);
     this.#spent.delete(key);
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     if (spent?.take === undefined || this.unlimited || now >= spent.refundableUntil) return moved;
     const index = this.#ledger.indexOf(spent.take);
     if (index < 0) return moved;
@@ -150,7 +151,7 @@ export class TokenBucket {
     this.#reservations.clear();
     this.#spent.clear();
     this.#ledger = [];
-    this.#theoreticalArrival = this.#clock.now() + this.#burst * this.#intervalMs;
+    this.#theoreticalArrival = this.#clock.monotonic() + this.#burst * this.#intervalMs;
   }
 
   /** A copy with the same state, for answering "what if" (scan) without spending real tokens. */

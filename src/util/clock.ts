@@ -25,3 +25,12 @@ export const systemClock: Clock = {
   },
   clearTimeout: (handle) => clearTimeout(handle.id as NodeJS.Timeout),
 };
+
+/** One moment on both clocks: the wall time to compare with the API server's and kubelets' timestamps (and to
+ * show), the monotonic time to measure from. */
+export type Instant = { readonly wallMs: number; readonly monoMs: number };
+
+export const instantOf = (clock: Clock): Instant => ({ wallMs: clock.now(), monoMs: clock.monotonic() });
+
+/** The wall time, as the wall clock reads now, of a past monotonic reading: for showing it, never for measuring. */
+export const wallTimeOf = (clock: Clock, monoMs: number): number => clock.now() - (clock.monotonic() - monoMs);

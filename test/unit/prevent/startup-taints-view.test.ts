@@ -6,10 +6,11 @@ import { CniAgents } from "../../../src/informer/cni-agent-pods.js";
 import { StartupTaints } from "../../../src/prevent/startup-taints.js";
 import { silentLogger } from "../../support/loggers.js";
 import { scriptedTransport } from "../../support/scripted-transport.js";
+import { FakeClock } from "../fake-clock.js";
 
 const NOW = Date.parse("2026-12-04T12:00:00Z");
 
-function setup() {
+function setup(clock: FakeClock) {
   const agents = new CniAgents();
   // The node's CNI agent pod is there, and not Ready.
   agents.store.upsert({
@@ -33,6 +34,7 @@ function setup() {
     logger: silentLogger(),
     queue: { add: () => {} },
     events: { postAbout: () => {} },
+    clock,
   });
   taints.nodes.upsert({
     name: "node-a",
@@ -46,8 +48,23 @@ function setup() {
 
 describe("prevent/StartupTaints.view", () => {
   it("starts no NotReady time: a look a minute after another still finds the agent NotReady for no time", () => {
-    const taints = setup();
-    expect(taints.view("node-a", NOW)?.decision).to.deep.equal({ kind: "none", retryAfterMs: 30_000 });
-    expect(taints.view("node-a", NOW + 60_000)?.decision).to.deep.equal({ kind: "none", retryAfterMs: 30_000 });
+    const clock = new FakeClock(NOW);
+    const taints = setup(clock);
+    expect(taints.view("node-a")?.decision).to.deep.equal({ kind: "none", retryAfterMs: 30_000 });
+    clock.advance(60_000);
+    expect(taints.view("node-a")?.decision).to.deep.equal({ kind: "none", retryAfterMs: 30_000 });
+  });
+
+  it("counts the NotReady time on the monotonic clock: a wall clock set forward or back neither taints early nor late", async () => {
+    for (const step of [3_600_000, -3_600_000]) {
+      const clock = new FakeClock(NOW);
+      const taints = setup(clock);
+      await taints.reconcile("node-a"); // the reconcile's own sight starts the NotReady time
+      clock.advance(10_000);
+      clock.stepWallClock(step);
+      expect(taints.view("node-a")?.decision, String(step)).to.deep.equal({ kind: "none", retryAfterMs: 20_000 });
+      clock.advance(20_000);
+      expect(taints.view("node-a")?.decision.kind, String(step)).to.equal("add");
+    }
   });
 });

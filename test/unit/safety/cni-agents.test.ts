@@ -4,9 +4,13 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { type AgentFacts, agentKey, CniAgents, toAgentFacts } from "../../../src/informer/cni-agent-pods.js";
 import { readyForMs } from "../../../src/safety/cni-agents.js";
+import type { Instant } from "../../../src/util/clock.js";
 import { anyValue } from "../detect/arbitraries.js";
 
 const READY_AT = "2025-03-04T10:14:30Z";
+
+/** A moment on a wall clock and a monotonic clock that read the same (no one has set the wall clock). */
+const inStep = (ms: number): Instant => ({ wallMs: ms, monoMs: ms });
 
 /** An istio-cni-node DaemonSet pod as the API server returns it, Running and Ready; a fresh copy each call. */
 function agentPodJson() {
@@ -252,7 +256,7 @@ describe("safety/cni-agents", () => {
 
     it("has no Ready agent on a node it knows nothing about", () => {
       const agents = new CniAgents();
-      expect(readyForMs(agents, "node-a", NOW)).to.equal(undefined);
+      expect(readyForMs(agents, "node-a", inStep(NOW))).to.equal(undefined);
       expect(agents.count).to.equal(0);
       expect(agents.readyCount).to.equal(0);
     });
@@ -264,9 +268,9 @@ describe("safety/cni-agents", () => {
       agents.store.upsert(agent("older", "node-a", NOW - 40_000));
       agents.store.upsert(agent("elsewhere", "node-b", NOW - 100_000));
       agents.store.upsert(agent("unscheduled", undefined, NOW - 500_000));
-      expect(readyForMs(agents, "node-a", NOW)).to.equal(40_000);
-      expect(readyForMs(agents, "node-b", NOW)).to.equal(100_000);
-      expect(readyForMs(agents, "node-c", NOW)).to.equal(undefined);
+      expect(readyForMs(agents, "node-a", inStep(NOW))).to.equal(40_000);
+      expect(readyForMs(agents, "node-b", inStep(NOW))).to.equal(100_000);
+      expect(readyForMs(agents, "node-c", inStep(NOW))).to.equal(undefined);
       expect(agents.count).to.equal(5);
       expect(agents.readyCount).to.equal(4);
     });
@@ -277,9 +281,9 @@ describe("safety/cni-agents", () => {
       agents.store.upsert(older);
       agents.store.upsert(agent("new", "node-a", NOW - 3_000));
       agents.store.remove(agentKey(older));
-      expect(readyForMs(agents, "node-a", NOW)).to.equal(3_000);
+      expect(readyForMs(agents, "node-a", inStep(NOW))).to.equal(3_000);
       agents.store.upsert(agent("new", "node-a", undefined));
-      expect(readyForMs(agents, "node-a", NOW)).to.equal(undefined);
+      expect(readyForMs(agents, "node-a", inStep(NOW))).to.equal(undefined);
       expect(agents.count).to.equal(1);
       expect(agents.readyCount).to.equal(0);
     });
@@ -287,7 +291,7 @@ describe("safety/cni-agents", () => {
     it("counts an agent Ready since a moment after now (clock skew) as Ready for 0 ms", () => {
       const agents = new CniAgents();
       agents.store.upsert(agent("skewed", "node-a", NOW + 2_000));
-      expect(readyForMs(agents, "node-a", NOW)).to.equal(0);
+      expect(readyForMs(agents, "node-a", inStep(NOW))).to.equal(0);
     });
 
     it("keys agents by namespace and name", () => {
@@ -295,7 +299,7 @@ describe("safety/cni-agents", () => {
       const fromJson = toAgentFacts(agentPodJson());
       const agents = new CniAgents();
       if (fromJson) agents.store.upsert(fromJson);
-      expect(readyForMs(agents, "node-a", Date.parse(READY_AT) + 12_000)).to.equal(12_000);
+      expect(readyForMs(agents, "node-a", inStep(Date.parse(READY_AT) + 12_000))).to.equal(12_000);
     });
   });
 
@@ -312,20 +316,20 @@ describe("safety/cni-agents", () => {
     it("counts from when this controller first saw it Ready when the kubelet's time is older (a lagging clock)", () => {
       const agents = new CniAgents();
       see(agents, agentPodJson(), SEEN);
-      expect(readyForMs(agents, "node-a", SEEN + 5_000)).to.equal(5_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 5_000))).to.equal(5_000);
       // The kubelet's own time is what explains breakage: it claims 35 s.
-      expect(readyForMs(agents, "node-a", SEEN + 5_000, "claimed")).to.equal(35_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 5_000), "claimed")).to.equal(35_000);
     });
 
     it("keeps the first sight across updates and relists of the same Ready spell, restarts it on a new one", () => {
       const agents = new CniAgents();
       see(agents, agentPodJson(), SEEN);
       see(agents, agentPodJson(), SEEN + 20_000);
-      expect(readyForMs(agents, "node-a", SEEN + 25_000)).to.equal(25_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 25_000))).to.equal(25_000);
       const again = agentPodJson();
       readyCondition(again).lastTransitionTime = new Date(SEEN + 21_000).toISOString();
       see(agents, again, SEEN + 22_000);
-      expect(readyForMs(agents, "node-a", SEEN + 25_000)).to.equal(3_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 25_000))).to.equal(3_000);
     });
 
     it("counts Ready without a time only from our own sight, and not at all without it", () => {
@@ -333,10 +337,10 @@ describe("safety/cni-agents", () => {
       const pod = agentPodJson();
       delete readyCondition(pod).lastTransitionTime;
       see(agents, pod, SEEN);
-      expect(readyForMs(agents, "node-a", SEEN + 4_000)).to.equal(4_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 4_000))).to.equal(4_000);
       const unseen = new CniAgents();
       unseen.store.upsert({ ...agent("x", "node-a", Number.POSITIVE_INFINITY) });
-      expect(readyForMs(unseen, "node-a", SEEN)).to.equal(undefined);
+      expect(readyForMs(unseen, "node-a", inStep(SEEN))).to.equal(undefined);
     });
 
     it("counts a Ready time in the future (a fast kubelet clock) as Ready for 0 until that time has passed", () => {
@@ -344,8 +348,8 @@ describe("safety/cni-agents", () => {
       const pod = agentPodJson();
       readyCondition(pod).lastTransitionTime = new Date(SEEN + 60_000).toISOString();
       see(agents, pod, SEEN);
-      expect(readyForMs(agents, "node-a", SEEN + 30_000)).to.equal(0);
-      expect(readyForMs(agents, "node-a", SEEN + 70_000)).to.equal(10_000);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 30_000))).to.equal(0);
+      expect(readyForMs(agents, "node-a", inStep(SEEN + 70_000))).to.equal(10_000);
     });
   });
 });

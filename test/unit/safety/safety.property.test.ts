@@ -79,7 +79,6 @@ function run(steps: readonly Step[]): void {
     deleteBarePods: false,
     metrics: createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" }),
     context: () => ({ ...NO_CONTEXT, nowMs: clock.now() }),
-    now: () => clock.now(),
   });
 
   // The model: the cache, the open tickets, the deletes in flight (by UID), the turns spent, who is held.
