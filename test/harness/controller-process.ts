@@ -10,6 +10,9 @@ import { GiveUp, waitFor } from "./wait.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "cli", "main.js");
 
+/** How long one request to the controller's HTTP server (/readyz, /metrics) may take. */
+const GET_TIMEOUT_MS = 10_000;
+
 export type LogLine = { readonly level: string; readonly msg: string; readonly [field: string]: unknown };
 
 export type ControllerStartOptions = {
@@ -101,7 +104,8 @@ export class ControllerProcess {
 
   async get(path: string): Promise<{ status: number; body: string }> {
     if (!this.#url) return { status: 0, body: "" };
-    const response = await fetch(`${this.#url}${path}`);
+    // Bounded: a process that accepts and never answers must fail the probe, not hang the wait around it.
+    const response = await fetch(`${this.#url}${path}`, { signal: AbortSignal.timeout(GET_TIMEOUT_MS) });
     return { status: response.status, body: await response.text() };
   }
 
