@@ -222,13 +222,13 @@ function composeCaches(
 
   // 3. Detection's context. Ambient enrolment grace: when each pod was seen entering scope, and when its node's
   // agents turned Ready.
-  const unenrolled = new UnenrolledSince(ambientRules);
+  const unenrolled = new UnenrolledSince(ambientRules, clock);
   const context = (): DetectContext => {
     const nowMs = clock.now();
     return {
       nowMs,
       namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
-      seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid, nowMs),
+      seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid),
       agentsReadySince: (node, rule) => safety.agentsReadySince(node, rule),
     };
   };

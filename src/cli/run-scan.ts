@@ -113,12 +113,12 @@ async function repairSummary(metrics: ReturnType<typeof createMetrics>): Promise
 
 /** On a terminal, one line rewritten in place; elsewhere a line per second at most. Only past one second. */
 function progressLine(): { update: (pods: number) => void; done: () => void } {
-  const started = Date.now();
+  const started = performance.now();
   let lastPrinted = 0;
   let printed = false;
   return {
     update: (pods) => {
-      const now = Date.now();
+      const now = performance.now();
       if (now - started < 1_000 || now - lastPrinted < 1_000) return;
       lastPrinted = now;
       printed = true;

@@ -4,14 +4,20 @@
 import { awaitsEnrolment, type DetectContext } from "../detect/ambient.js";
 import type { PodFacts } from "../detect/facts.js";
 import type { AmbientRule } from "../detect/rule.js";
+import { type Clock, systemClock, wallTimeOf } from "../util/clock.js";
 
 export class UnenrolledSince {
   readonly #rules: readonly AmbientRule[];
-  /** Pod UID → first sight (epoch ms); only pods awaiting enrolment, so an enrolled mesh costs nothing. */
+  /**
+   * Pod UID → first sight, on the monotonic clock (how long ago is what counts); only pods awaiting enrolment, so an
+   * enrolled mesh costs nothing.
+   */
   readonly #since = new Map<string, number>();
+  readonly #clock: Clock;
 
-  constructor(rules: readonly AmbientRule[]) {
+  constructor(rules: readonly AmbientRule[], clock: Clock = systemClock) {
     this.#rules = rules;
+    this.#clock = clock;
   }
 
   get size(): number {
@@ -25,7 +31,7 @@ export class UnenrolledSince {
   observe(facts: PodFacts, context: DetectContext): void {
     const awaits = this.#rules.some((rule) => awaitsEnrolment(facts, rule, context));
     if (!awaits) this.#since.delete(facts.uid);
-    else if (!this.#since.has(facts.uid)) this.#since.set(facts.uid, context.nowMs);
+    else if (!this.#since.has(facts.uid)) this.#since.set(facts.uid, this.#clock.monotonic());
   }
 
   /** The pod UID left the cache. */
@@ -34,15 +40,16 @@ export class UnenrolledSince {
   }
 
   /**
-   * For the detect context. A pod not observed yet (a change still on its way) starts its clock now: the
-   * fail-safe side, a grace never shorter than what we saw.
+   * For the detect context: the first sight as a wall time (detection compares it with the sandbox's), read back from
+   * the monotonic clock, so the time since it is what passed here whatever the wall clock did. A pod not observed yet
+   * (a change still on its way) starts its clock now: the fail-safe side, a grace never shorter than what we saw.
    */
-  sinceOf(uid: string, nowMs: number): number {
+  sinceOf(uid: string): number {
     let since = this.#since.get(uid);
     if (since === undefined) {
-      since = nowMs;
+      since = this.#clock.monotonic();
       this.#since.set(uid, since);
     }
-    return since;
+    return wallTimeOf(this.#clock, since);
   }
 }
