@@ -6,19 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { Registry } from "prom-client";
-import { composeController } from "../../../src/cli/compose.js";
 import { parseConfig } from "../../../src/config/config.js";
-import type { KubeTransport } from "../../../src/kube/transport.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
 import { nodeWrites } from "../../harness/audit-log.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
+import { type InProcessController, startInProcessController } from "../../harness/in-process-controller.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { HandLeadership } from "../../support/hand-leadership.js";
-import { collectingLogger } from "../../support/loggers.js";
-import { transportVia } from "../election/electors.js";
 
 const ISTIO = "cni.istio.io/not-ready";
 /** How long the test watches for a write that must not come (the worker would act within milliseconds). */
@@ -26,17 +21,13 @@ const QUIET_MS = 3_000;
 
 describe("startup taints: a replica that lost the Lease", function () {
   this.timeout(60_000);
-  let lines: string[] = [];
   let node = "";
-  let transport: KubeTransport | undefined;
-  let stop: (() => Promise<unknown>) | undefined;
+  let controller: InProcessController | undefined;
 
   afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(lines.join("\n"));
-    await stop?.();
-    stop = undefined;
-    await transport?.close();
-    transport = undefined;
+    if (this.currentTest?.state === "failed") console.log(controller?.lines.join("\n"));
+    await controller?.stop();
+    controller = undefined;
     await controlPlane()
       .kubeConfig()
       .makeApiClient(CoreV1Api)
@@ -68,16 +59,9 @@ describe("startup taints: a replica that lost the Lease", function () {
       ],
       {},
     );
-    const collected = collectingLogger({ format: "text" });
-    lines = collected.lines;
-    const { logger } = collected;
-    const registry = new Registry();
-    const metrics = createMetrics(registry, { ruleNames: config.rules.map((rule) => rule.name), version: "test" });
-    transport = transportVia(controlPlane(), controlPlane().server);
     const leadership = new HandLeadership(true);
-    const parts = composeController(config, transport, metrics, logger, { leadership, registry });
-    parts.manager.start();
-    stop = () => parts.manager.stop(5_000);
+    controller = startInProcessController(config, { leadership });
+    const { parts, registry } = controller;
     if (parts.query.startupTaints() === undefined) throw new Error("startup taints are not on");
     const taints = { view: (name: string) => parts.query.startupTaint(name, "observed") };
 

@@ -4,18 +4,14 @@
 // a clock whose wall time the test sets forward an hour; the audit log judges when the DELETEs came.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { Registry } from "prom-client";
-import { composeController } from "../../../src/cli/compose.js";
 import { parseConfig } from "../../../src/config/config.js";
 import { podKey } from "../../../src/detect/facts.js";
-import type { KubeTransport } from "../../../src/kube/transport.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
+import { type InProcessController, startInProcessController } from "../../harness/in-process-controller.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
-import { collectingLogger } from "../../support/loggers.js";
-import { SteppedClock, transportVia } from "../election/electors.js";
+import { SteppedClock } from "../election/electors.js";
 import { NodeWave, sleep } from "./storm-waves.js";
 
 const MIN_READY_MS = 8_000;
@@ -23,16 +19,12 @@ const HOUR_MS = 3_600_000;
 
 describe("the node-agent gate with the wall clock set forward", function () {
   this.timeout(60_000);
-  let lines: string[] = [];
-  let transport: KubeTransport | undefined;
-  let stop: (() => Promise<unknown>) | undefined;
+  let controller: InProcessController | undefined;
 
   afterEach(async function () {
-    if (this.currentTest?.state === "failed") console.log(lines.join("\n"));
-    await stop?.();
-    stop = undefined;
-    await transport?.close();
-    transport = undefined;
+    if (this.currentTest?.state === "failed") console.log(controller?.lines.join("\n"));
+    await controller?.stop();
+    controller = undefined;
   });
 
   it("deletes no pod before the agent has been Ready for --cni-agent-min-ready since the controller saw it, though the wall clock jumped an hour", async () => {
@@ -58,15 +50,9 @@ describe("the node-agent gate with the wall clock set forward", function () {
       ],
       {},
     );
-    const collected = collectingLogger({ format: "text" });
-    lines = collected.lines;
-    const registry = new Registry();
-    const metrics = createMetrics(registry, { ruleNames: config.rules.map((rule) => rule.name), version: "test" });
-    transport = transportVia(controlPlane(), controlPlane().server);
     const clock = new SteppedClock();
-    const parts = composeController(config, transport, metrics, collected.logger, { clock });
-    parts.manager.start();
-    stop = () => parts.manager.stop(5_000);
+    controller = startInProcessController(config, { clock });
+    const { parts, registry } = controller;
 
     await wave.break(names);
     const held = async () =>
