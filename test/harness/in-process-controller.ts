@@ -2,7 +2,7 @@
 // process cannot be handed (a clock the test steps, leadership driven by hand). Its log is kept for a failing test.
 import { Registry } from "prom-client";
 import { type ComposeOptions, type ControllerParts, composeController } from "../../src/cli/compose.js";
-import type { Config } from "../../src/config/config.js";
+import { parseConfig } from "../../src/config/config.js";
 import { KubeConfigCredentials } from "../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../src/kube/transport.js";
 import { createMetrics } from "../../src/observe/metrics.js";
@@ -18,7 +18,26 @@ export type InProcessController = {
   stop(): Promise<void>;
 };
 
-export function startInProcessController(config: Config, options: ComposeOptions = {}): InProcessController {
+/**
+ * `run` over the pods of one namespace, no leader election, with these flags added; the agent gate watches the same
+ * namespace for its agents.
+ */
+export function startInProcessController(
+  namespace: string,
+  flags: readonly string[],
+  options: ComposeOptions = {},
+): InProcessController {
+  const { config } = parseConfig(
+    [
+      "run",
+      `--kubeconfig=${controlPlane().kubeconfigPath}`,
+      `--field-selector=metadata.namespace=${namespace}`,
+      "--leader-elect=false",
+      `--cni-agent-namespace=${namespace}`,
+      ...flags,
+    ],
+    {},
+  );
   const { logger, lines } = collectingLogger({ format: "text" });
   const registry = new Registry();
   const metrics = createMetrics(registry, { ruleNames: config.rules.map((rule) => rule.name), version: "test" });

@@ -6,7 +6,6 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { parseConfig } from "../../../src/config/config.js";
 import { nodeWrites } from "../../harness/audit-log.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { type InProcessController, startInProcessController } from "../../harness/in-process-controller.js";
@@ -45,22 +44,14 @@ describe("startup taints: a replica that lost the Lease", function () {
     // The agent is there but not Ready yet: the taint is held.
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: node });
 
-    const { config } = parseConfig(
-      [
-        "run",
-        `--kubeconfig=${controlPlane().kubeconfigPath}`,
-        `--field-selector=metadata.namespace=${namespace}`,
-        "--leader-elect=false",
-        "--cni-agent-gate=on",
-        `--cni-agent-namespace=${namespace}`,
-        // No wait once Ready: the first look after the agent turns Ready removes the taint.
-        "--cni-agent-min-ready=0s",
-        "--startup-taint=bootstrap-only",
-      ],
-      {},
-    );
+    const flags = [
+      "--cni-agent-gate=on",
+      // No wait once Ready: the first look after the agent turns Ready removes the taint.
+      "--cni-agent-min-ready=0s",
+      "--startup-taint=bootstrap-only",
+    ];
     const leadership = new HandLeadership(true);
-    controller = startInProcessController(config, { leadership });
+    controller = startInProcessController(namespace, flags, { leadership });
     const { parts, registry } = controller;
     if (parts.query.startupTaints() === undefined) throw new Error("startup taints are not on");
     const taints = { view: (name: string) => parts.query.startupTaint(name, "observed") };

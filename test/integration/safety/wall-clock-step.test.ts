@@ -4,7 +4,6 @@
 // a clock whose wall time the test sets forward an hour; the audit log judges when the DELETEs came.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { parseConfig } from "../../../src/config/config.js";
 import { podKey } from "../../../src/detect/facts.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { type InProcessController, startInProcessController } from "../../harness/in-process-controller.js";
@@ -36,22 +35,14 @@ describe("the node-agent gate with the wall clock set forward", function () {
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: wave.node });
     await wave.createHealthy(names);
 
-    const { config } = parseConfig(
-      [
-        "run",
-        `--kubeconfig=${controlPlane().kubeconfigPath}`,
-        `--field-selector=metadata.namespace=${namespace}`,
-        "--leader-elect=false",
-        "--cni-agent-gate=on",
-        `--cni-agent-namespace=${namespace}`,
-        `--cni-agent-min-ready=${MIN_READY_MS / 1000}s`,
-        // Every held pod is judged again each second, as a watch event about it would.
-        "--resync-period=1s",
-      ],
-      {},
-    );
+    const flags = [
+      "--cni-agent-gate=on",
+      `--cni-agent-min-ready=${MIN_READY_MS / 1000}s`,
+      // Every held pod is judged again each second, as a watch event about it would.
+      "--resync-period=1s",
+    ];
     const clock = new SteppedClock();
-    controller = startInProcessController(config, { clock });
+    controller = startInProcessController(namespace, flags, { clock });
     const { parts, registry } = controller;
 
     await wave.break(names);
