@@ -21,6 +21,11 @@ export async function runToEnd(
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  // A command that exits without reading its input (a failure, usually) closes the pipe: EPIPE here is not the
+  // error to report, its exit code and stderr below are.
+  child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") child.emit("error", error);
+  });
   child.stdin.end(options.input ?? "");
   return await new Promise((resolve, reject) => {
     child.once("error", reject);
