@@ -11,8 +11,8 @@ import { InflightDeletions } from "./inflight-deletions.js";
 import { LoopBackoff } from "./loop-backoff.js";
 import { meshRepairCheck } from "./mesh-repair-guard.js";
 import type { GuardView } from "./policy.js";
-import { type PodStanding, StormBreaker, type StormTransition } from "./storm-breaker.js";
-import { TokenBucket } from "./token-bucket.js";
+import { type PodStanding, StormBreaker, type StormSnapshot, type StormTransition } from "./storm-breaker.js";
+import { TokenBucket, type TokenBucketSnapshot } from "./token-bucket.js";
 
 export type GuardOptions = {
   readonly limits: {
@@ -45,6 +45,15 @@ export type GuardOptions = {
 
 /** The deletion pace a view peeks at: the real one, or scan's copy. */
 export type Pace = Pick<TokenBucket, "peek" | "take">;
+
+/** The guards' state as plain data (SafetyGuards.snapshot). */
+export type GuardsSnapshot = {
+  readonly paces: { readonly cluster: TokenBucketSnapshot; readonly outage: TokenBucketSnapshot };
+  readonly inflight: ReturnType<InflightDeletions["snapshot"]>;
+  readonly loop: ReturnType<LoopBackoff["snapshot"]>;
+  readonly storm: StormSnapshot;
+  readonly expiryAtMs: number | undefined;
+};
 
 /** The two paces: every repair's, and the faster one of repairs after a CNI agent outage. */
 export type Paces = { readonly cluster: Pace; readonly outage: Pace };
@@ -284,6 +293,17 @@ export class SafetyGuards {
       latest = { atMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
     }
     return latest;
+  }
+
+  /** Every guard's state as plain data, read-only (tests compare it before and after a dry judgement). */
+  snapshot(): GuardsSnapshot {
+    return {
+      paces: { cluster: this.#tokens.cluster.snapshot(), outage: this.#tokens.outage.snapshot() },
+      inflight: this.#inflight.snapshot(),
+      loop: this.#loop.snapshot(),
+      storm: this.storm.snapshot(),
+      expiryAtMs: this.#expiry?.atMs,
+    };
   }
 
   #buckets(): readonly TokenBucket[] {

@@ -32,6 +32,11 @@ export class Holds {
     return this.#held.delete(key)?.reason;
   }
 
+  /** Every hold, as plain data, read-only (for tests). */
+  snapshot(): readonly (readonly [string, Held])[] {
+    return [...this.#held.entries()].map(([key, held]) => [key, { ...held }]);
+  }
+
   /** Keys held for one of the reasons, optionally only on one node or in one namespace. */
   keys(reasons: readonly HoldReason[], where: { node?: string; namespace?: string } = {}): string[] {
     const keys: string[] = [];

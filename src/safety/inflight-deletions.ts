@@ -23,6 +23,11 @@ export class InflightDeletions {
     return this.#slots.size;
   }
 
+  /** Every slot by pod UID, as plain data, read-only (for tests; the counts follow from it). */
+  snapshot(): readonly (readonly [string, Slot])[] {
+    return [...this.#slots].map(([uid, slot]) => [uid, { ...slot }]);
+  }
+
   /** Which cap, if any, a new deletion of this pod would exceed. */
   blockedBy(facts: PodFacts): InflightHold | undefined {
     const node = facts.nodeName ?? "";

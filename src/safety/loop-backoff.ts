@@ -63,6 +63,11 @@ export class LoopBackoff {
     if (this.#records.size > 10_000) this.#sweep();
   }
 
+  /** Our last deletion per owner and node, as plain data, read-only (for tests). */
+  snapshot(): readonly (readonly [string, Readonly<Record>])[] {
+    return [...this.#records].map(([key, record]) => [key, { ...record }]);
+  }
+
   #sweep(): void {
     for (const [key, record] of this.#records) if (this.#agoMs(record) > 2 * this.#maxMs) this.#records.delete(key);
   }

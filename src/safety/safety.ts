@@ -13,7 +13,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { systemClock } from "../util/clock.js";
 import type { ReadyBasis } from "./cni-agents.js";
 import { GuardEvents } from "./guard-events.js";
-import { type GuardOptions, type Paces, SafetyGuards } from "./guards.js";
+import { type GuardOptions, type GuardsSnapshot, type Paces, SafetyGuards } from "./guards.js";
 import { Holds } from "./holds.js";
 import { type Decision, decide, type GuardView, isPaced, keepsTurn, modeFor } from "./policy.js";
 import type { PodStanding, StormBreaker } from "./storm-breaker.js";
@@ -59,6 +59,15 @@ export type Judgement = {
   readonly heldAnew: boolean;
 };
 
+/** Safety.snapshot's answer. */
+export type SafetySnapshot = {
+  readonly guards: GuardsSnapshot;
+  readonly holds: ReturnType<Holds["snapshot"]>;
+  readonly handled: readonly (readonly [string, string])[];
+  readonly throttle: ReturnType<ThrottleGate["snapshot"]>;
+  readonly openTickets: number;
+};
+
 export class Safety {
   readonly #guards: SafetyGuards;
   readonly #holds: Holds;
@@ -93,6 +102,21 @@ export class Safety {
 
   get storm(): StormBreaker {
     return this.#guards.storm;
+  }
+
+  /**
+   * Every piece of state a judgement may change, as plain data, read-only: the guards (paces, in-flight slots, loop
+   * records, storm counts), the holds, the pods acted on, the throttle and the open tickets. Tests compare it
+   * before and after a dry judgement, which must change none of it.
+   */
+  snapshot(): SafetySnapshot {
+    return {
+      guards: this.#guards.snapshot(),
+      holds: this.#holds.snapshot(),
+      handled: [...this.#handled],
+      throttle: this.#throttle.snapshot(),
+      openTickets: this.#open.size,
+    };
   }
 
   /** Tickets judged and not yet settled or released (0 whenever no reconcile is under way). */

@@ -19,6 +19,18 @@ export type PodStanding = { readonly meshed: boolean; readonly broken: boolean; 
 
 type Counts = { meshed: number; broken: number; explained: number; lingering: number };
 
+/** One scope's counts: broken excludes explained breakage; lingering (our deletes still counted) is part of broken. */
+export type StormCounts = Readonly<Counts>;
+
+/** The breaker's whole state as plain data, read-only (tests compare it before and after a dry judgement). */
+export type StormSnapshot = {
+  readonly cluster: StormCounts;
+  readonly byNode: readonly (readonly [string, StormCounts])[];
+  readonly brokenPods: readonly (readonly [string, { readonly explained: boolean }])[];
+  readonly lingering: readonly (readonly [string, Readonly<Lingering>])[];
+  readonly replacements: readonly (readonly [string, string])[];
+};
+
 export type StormScope = "node" | "cluster";
 
 /** A breaker that opened or closed with the last update: "" is the cluster, otherwise a node name. */
@@ -172,6 +184,21 @@ export class StormBreaker {
     if (this.#isOpen(this.#byNode.get(facts.nodeName ?? ""))) return "node";
     if (this.#isOpen(this.#cluster)) return "cluster";
     return undefined;
+  }
+
+  /** The counts the breaker opens on, for one scope (a copy). */
+  counts(scope: StormScope, node: string): StormCounts {
+    return { ...((scope === "node" ? this.#byNode.get(node) : this.#cluster) ?? emptyCounts()) };
+  }
+
+  snapshot(): StormSnapshot {
+    return {
+      cluster: this.counts("cluster", ""),
+      byNode: [...this.#byNode].map(([node, counts]) => [node, { ...counts }]),
+      brokenPods: [...this.#brokenPods].map(([uid, pod]) => [uid, { ...pod }]),
+      lingering: [...this.#lingering].map(([uid, entry]) => [uid, { ...entry }]),
+      replacements: [...this.#replacements],
+    };
   }
 
   /** "3 of 4 meshed pods broken on node n1 (more than 50%)", for Events and logs. */

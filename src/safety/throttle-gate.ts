@@ -30,6 +30,11 @@ export class ThrottleGate {
     this.#until.delete(key);
   }
 
+  /** Every wait, as plain data, read-only (for tests). */
+  snapshot(): readonly (readonly [string, number])[] {
+    return [...this.#until];
+  }
+
   get size(): number {
     return this.#until.size;
   }

@@ -20,6 +20,16 @@ type Take = {
   claimedAt?: number;
 };
 
+export type TokenBucketSnapshot = {
+  readonly theoreticalArrival: number;
+  readonly reservations: readonly (readonly [string, number])[];
+  readonly spent: readonly (readonly [
+    string,
+    { readonly take: Readonly<Take> | undefined; readonly refundableUntil: number },
+  ])[];
+  readonly ledger: readonly Readonly<Take>[];
+};
+
 export class TokenBucket {
   readonly #intervalMs: number;
   readonly #burst: number;
@@ -152,6 +162,16 @@ export class TokenBucket {
     this.#spent.clear();
     this.#ledger = [];
     this.#theoreticalArrival = this.#clock.monotonic() + this.#burst * this.#intervalMs;
+  }
+
+  /** The whole state as plain data, read-only (tests compare it before and after a dry judgement). */
+  snapshot(): TokenBucketSnapshot {
+    return {
+      theoreticalArrival: this.#theoreticalArrival,
+      reservations: [...this.#reservations],
+      spent: [...this.#spent].map(([key, spent]) => [key, { ...spent, take: spent.take && { ...spent.take } }]),
+      ledger: this.#ledger.map((take) => ({ ...take })),
+    };
   }
 
   /** A copy with the same state, for answering "what if" (scan) without spending real tokens. */
