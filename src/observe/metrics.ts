@@ -40,8 +40,14 @@ export type ApiVerb = string;
 /** HTTP status as a string ("200", "409"), or "error" when no response came back. */
 export type ApiCode = string;
 
-/** Seconds, 5 ms to 30 s: reconciles take milliseconds, repairs can wait out backoff. */
-export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/**
+ * Seconds, 10 ms to 30 min, from first seen broken until repaired: an unheld repair takes milliseconds, but a hold
+ * makes it minutes (a CNI agent's --cni-agent-min-ready, the deletion pace, and as Istio's fallback a crash-loop
+ * back-off of up to 5 min before the validator's next run shows that Istio's repair did not work).
+ */
+export const REPAIR_LATENCY_BUCKETS: readonly number[] = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800,
+];
 
 type Labels = Record<string, string>;
 
@@ -62,6 +68,11 @@ export type LabelledGauge<L extends Labels> = Omit<
   set(labels: L, value: number): void;
   labels(labels: L): Gauge.Internal<keyof L & string>;
   remove(labels: L): void;
+};
+
+/** A gauge whose series are read at scrape time from whoever registers a reader (none: no series). */
+export type ScrapedSeries<L extends Labels> = {
+  readFrom(read: () => Iterable<readonly [L, number]>): void;
 };
 
 export type Metrics = {
@@ -96,6 +107,11 @@ export type Metrics = {
   readonly podsHeld: LabelledGauge<{ reason: string }>;
   /** cni_repair_holds_total: times a pod entered a hold, by reason (series created as podsHeld's). */
   readonly holdsTotal: LabelledCounter<{ reason: string }>;
+  /**
+   * cni_repair_pods_held_longest_seconds: of the pods held now, how long the longest-held one has been held for its
+   * reason. Read at scrape time from the reader the holds register (safety/holds.ts), so it grows while a pod waits.
+   */
+  readonly podsHeldLongestSeconds: ScrapedSeries<{ reason: string }>;
   /** cni_repair_storm_breaker_open: breakers open now, by scope (node: how many nodes; cluster: 0/1). */
   readonly stormBreakerOpen: LabelledGauge<{ scope: "node" | "cluster" }>;
   /** cni_repair_cni_agent_pods: CNI agent pods seen, by rule and readiness. */
@@ -141,7 +157,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   const repairLatencySeconds = histogram(
     "cni_repair_repair_latency_seconds",
     "Time from first seeing a pod broken until its repair action completed.",
-    DURATION_BUCKETS,
+    REPAIR_LATENCY_BUCKETS,
   );
   const retriesExhausted = counter(
     "cni_repair_retries_exhausted_total",
@@ -179,6 +195,20 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "reason",
   ]);
   const holdsTotal = counter("cni_repair_holds_total", "Times a broken pod entered a hold, by reason.", ["reason"]);
+  let readHeldLongest: () => Iterable<readonly [{ reason: string }, number]> = () => [];
+  gauge(
+    "cni_repair_pods_held_longest_seconds",
+    "Of the broken pods held now, how long the longest-held one has been held for its reason (0: none), by reason.",
+    ["reason"],
+    function collect() {
+      for (const [labels, seconds] of readHeldLongest()) this.set(labels, seconds);
+    },
+  );
+  const podsHeldLongestSeconds: ScrapedSeries<{ reason: string }> = {
+    readFrom: (read) => {
+      readHeldLongest = read;
+    },
+  };
   const stormBreakerOpen = gauge(
     "cni_repair_storm_breaker_open",
     "Storm breakers open now: nodes (scope=node), or 1 when the cluster-wide one is open (scope=cluster).",
@@ -268,6 +298,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     eventsFailed,
     podsHeld,
     holdsTotal,
+    podsHeldLongestSeconds,
     stormBreakerOpen,
     cniAgentPods,
     istioRepairMode,
