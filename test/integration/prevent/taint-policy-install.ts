@@ -7,7 +7,7 @@ import { loadAll } from "js-yaml";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
-import { chartDir, helm } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, setValues } from "../../harness/helm.js";
 
 export type TaintPolicyInstall = {
   /** The policy's name, as the API server's refusals name it. */
@@ -36,6 +36,7 @@ export async function installTaintPolicy(
     "startupTaint.mode=bootstrap-only",
     "--set",
     `mode=${mode}`,
+    ...setValues(IMAGE_VALUES),
   ]);
   const wanted = new Set([
     "ServiceAccount",
