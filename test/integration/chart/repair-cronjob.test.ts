@@ -67,7 +67,12 @@ describe("chart: the repair CronJob", function () {
       const pod = spec?.jobTemplate.spec?.template.spec;
       const workloadPod = workloadOf(rendered).spec?.template.spec;
       expect(pod?.enableServiceLinks).to.equal(false);
-      for (const field of ["serviceAccountName", "automountServiceAccountToken", "priorityClassName", "securityContext"] as const) {
+      for (const field of [
+        "serviceAccountName",
+        "automountServiceAccountToken",
+        "priorityClassName",
+        "securityContext",
+      ] as const) {
         expect(pod?.[field], field).to.deep.equal(workloadPod?.[field]);
       }
       const container = pod?.containers[0];
@@ -100,10 +105,19 @@ describe("chart: the repair CronJob", function () {
       const selector = Object.entries(service?.spec?.selector ?? {});
       const labels = spec?.jobTemplate.spec?.template.metadata?.labels ?? {};
       expect(selector.length).to.be.greaterThan(0);
-      expect(selector.every(([key, value]) => labels[key] === value), "Job pods selected").to.equal(false);
+      expect(
+        selector.every(([key, value]) => labels[key] === value),
+        "Job pods selected",
+      ).to.equal(false);
       const workloadLabels = workloadOf(rendered).spec?.template.metadata?.labels ?? {};
-      expect(selector.every(([key, value]) => workloadLabels[key] === value), "controller pods selected").to.equal(true);
-      expect(labels).to.include({ "sidecar.istio.io/inject": "false", "app.kubernetes.io/component": "repair-cronjob" });
+      expect(
+        selector.every(([key, value]) => workloadLabels[key] === value),
+        "controller pods selected",
+      ).to.equal(true);
+      expect(labels).to.include({
+        "sidecar.istio.io/inject": "false",
+        "app.kubernetes.io/component": "repair-cronjob",
+      });
     });
   }
 
@@ -129,7 +143,12 @@ describe("chart: the repair CronJob", function () {
   });
 
   it("is refused in per-node mode, saying why", async () => {
-    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues({ mode: "per-node", "cronJob.enabled": "true" })]);
+    const result = await runHelm([
+      "template",
+      "cni-repair",
+      chartDir(),
+      ...setValues({ mode: "per-node", "cronJob.enabled": "true" }),
+    ]);
     expect(result.code).to.not.equal(0);
     expect(result.stderr).to.include("cronJob.enabled: not in mode per-node");
   });

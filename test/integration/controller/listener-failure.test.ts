@@ -12,12 +12,12 @@ import { reflectorSettings } from "../../../src/informer/reflector-settings.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
-import { collectingLogger } from "../../support/loggers.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { metricValue } from "../../harness/metrics-text.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
+import { collectingLogger } from "../../support/loggers.js";
 
 describe("pod watch: a throwing listener poisons nothing (real API server)", () => {
   it("the listener after the throwers hears every change, the watch is never restarted for it, each throw is counted and logged with the pod's key", async () => {

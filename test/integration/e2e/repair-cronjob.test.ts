@@ -88,7 +88,11 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
     const container = pod.spec?.containers[0];
     if (!container) throw new Error("the Job's pod has no container");
     const name = pod.metadata?.name ?? "";
-    const { args, env, nodeFlags } = podCommand(container, { namespace: INSTALL.namespace, nodeName: "", podName: name });
+    const { args, env, nodeFlags } = podCommand(container, {
+      namespace: INSTALL.namespace,
+      nodeName: "",
+      podName: name,
+    });
     expect(nodeFlags, "the image's own entry point").to.deep.equal([]);
     const services = await kubeletServiceEnv(api, pod);
     const identity = await inClusterAs(plane, INSTALL.namespace, pod.spec?.serviceAccountName ?? "", {
@@ -131,9 +135,9 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
   const expectRepaired = (namespace: string, pod: V1Pod, stdout: string) => {
     expect(stdout).to.match(/broken\s.*delete success/);
     const deletes = controllerDeletes(plane.auditLogPath, namespace);
-    expect(deletes.map((event) => [event.objectRef?.name, event.responseStatus?.code, event.user?.username])).to.deep.equal([
-      ["broken", 200, `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`],
-    ]);
+    expect(
+      deletes.map((event) => [event.objectRef?.name, event.responseStatus?.code, event.user?.username]),
+    ).to.deep.equal([["broken", 200, `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`]]);
     expect(deletes[0]?.requestObject?.preconditions).to.deep.equal({
       uid: pod.metadata?.uid,
       resourceVersion: pod.metadata?.resourceVersion,
@@ -144,7 +148,11 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
     // The deleted pods stay terminating without a kubelet: gone at once, so the next pass does not see them.
     for (const pod of (await api.listPodForAllNamespaces({ labelSelector: "" })).items) {
       if (pod.metadata?.deletionTimestamp && pod.metadata.namespace !== INSTALL.namespace) {
-        await api.deleteNamespacedPod({ namespace: pod.metadata.namespace ?? "", name: pod.metadata.name ?? "", gracePeriodSeconds: 0 });
+        await api.deleteNamespacedPod({
+          namespace: pod.metadata.namespace ?? "",
+          name: pod.metadata.name ?? "",
+          gracePeriodSeconds: 0,
+        });
       }
     }
   });
@@ -171,11 +179,17 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
     const template = cronJob.spec?.jobTemplate.spec;
     if (!template?.template.spec) throw new Error("the CronJob has no jobTemplate");
     template.template.spec.enableServiceLinks = true;
-    await batch.createNamespacedJob({ namespace: INSTALL.namespace, body: { metadata: { name: "repair-links" }, spec: template } });
+    await batch.createNamespacedJob({
+      namespace: INSTALL.namespace,
+      body: { metadata: { name: "repair-links" }, spec: template },
+    });
     const pod = await jobPod("repair-links");
 
     const { services, result } = await runAsKubelet(pod);
-    const metricsService = await api.readNamespacedService({ namespace: INSTALL.namespace, name: "cni-repair-metrics" });
+    const metricsService = await api.readNamespacedService({
+      namespace: INSTALL.namespace,
+      name: "cni-repair-metrics",
+    });
     expect(services).to.include({
       CNI_REPAIR_METRICS_SERVICE_HOST: metricsService.spec?.clusterIP,
       CNI_REPAIR_METRICS_SERVICE_PORT_METRICS: "8080",

@@ -7,9 +7,9 @@ import { parseConfig } from "../../../src/config/config.js";
 import type { DetectContext } from "../../../src/detect/detect.js";
 import { PodCache, type PodEvent } from "../../../src/informer/pod-cache.js";
 import { reflectorSettings } from "../../../src/informer/reflector-settings.js";
+import type { Logger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { Publisher } from "../../../src/util/publisher.js";
-import type { Logger } from "../../../src/observe/logger.js";
 import { collectingLogger, silentLogger } from "../../support/loggers.js";
 import { scriptedTransport } from "../../support/scripted-transport.js";
 import { istioPodJson } from "../detect/raw-pod-fixture.js";
@@ -104,9 +104,7 @@ describe("informer/PodCache", () => {
     cache.subscribe(({ change }) => calls.push(`subscriber ${change.key}`));
     await listOnce(cache);
     expect(calls).to.deep.equal(["enrolment a", "safety shop/a true", "subscriber shop/a"]);
-    expect((await metrics.listenerFailures.get()).values).to.deep.equal([
-      { value: 1, labels: { resource: "pods" } },
-    ]);
+    expect((await metrics.listenerFailures.get()).values).to.deep.equal([{ value: 1, labels: { resource: "pods" } }]);
     const logged = lines.map((line) => JSON.parse(line) as { msg: string; key?: string; error?: string });
     expect(logged.map((line) => [line.msg, line.key])).to.deep.equal([["listener failed", "shop/a"]]);
     expect(logged[0]?.error).to.include("2 listeners failed").and.include("safety bug").and.include("trigger bug");

@@ -188,7 +188,8 @@ describe("seams/Reflector: the list/watch state machine against a scripted API s
           listeners: [
             (change) => {
               const listed = change.key === "a" && change.current?.value === "v1";
-              if (change.key === "b" || (listed && failsOn !== "a watch event")) throw new Error(`bug on ${change.key}`);
+              if (change.key === "b" || (listed && failsOn !== "a watch event"))
+                throw new Error(`bug on ${change.key}`);
             },
           ],
         },
