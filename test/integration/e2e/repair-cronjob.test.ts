@@ -25,6 +25,8 @@ import { inClusterAs } from "../../harness/service-account-files.js";
 import { waitFor } from "../../harness/wait.js";
 
 const CRONJOB = "cni-repair-repair";
+/** kube-controller-manager's work (a ServiceAccount, a Job's pod, its completion) on a busy machine. */
+const SLOW = { timeoutMs: 60_000, intervalMs: 200 };
 
 describe("chart: the repair CronJob's Job in the release namespace starts and repairs (real API server, Job controller)", function () {
   this.timeout(5 * 60_000);
@@ -62,10 +64,14 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
   const brokenPodOn = async (prefix: string, nodeName: string) => {
     const namespace = `${prefix}-${Date.now().toString(36)}`;
     await api.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor(`the default ServiceAccount in ${namespace}`, async () => {
-      const accounts = await api.listNamespacedServiceAccount({ namespace });
-      return accounts.items.some((account) => account.metadata?.name === "default");
-    });
+    await waitFor(
+      `the default ServiceAccount in ${namespace}`,
+      async () => {
+        const accounts = await api.listNamespacedServiceAccount({ namespace });
+        return accounts.items.some((account) => account.metadata?.name === "default");
+      },
+      SLOW,
+    );
     await createCniAgent(api, {
       namespace,
       mesh: "istio",
@@ -78,10 +84,14 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
 
   /** The Job controller's pod of the Job. */
   const jobPod = async (job: string): Promise<V1Pod> =>
-    await waitFor(`the Job controller to create ${job}'s pod`, async () => {
-      const pods = await api.listNamespacedPod({ namespace: INSTALL.namespace, labelSelector: `job-name=${job}` });
-      return pods.items[0];
-    });
+    await waitFor(
+      `the Job controller to create ${job}'s pod`,
+      async () => {
+        const pods = await api.listNamespacedPod({ namespace: INSTALL.namespace, labelSelector: `job-name=${job}` });
+        return pods.items[0];
+      },
+      SLOW,
+    );
 
   /** Runs the pod's one container as the kubelet would, as the pod's ServiceAccount with a token bound to it. */
   const runAsKubelet = async (pod: V1Pod) => {
@@ -126,10 +136,14 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
         ],
       },
     );
-    await waitFor(`Job ${job} to complete`, async () => {
-      const read = await batch.readNamespacedJob({ namespace: INSTALL.namespace, name: job });
-      return read.status?.conditions?.some((c) => c.type === "Complete" && c.status === "True");
-    });
+    await waitFor(
+      `Job ${job} to complete`,
+      async () => {
+        const read = await batch.readNamespacedJob({ namespace: INSTALL.namespace, name: job });
+        return read.status?.conditions?.some((c) => c.type === "Complete" && c.status === "True");
+      },
+      SLOW,
+    );
   };
 
   const expectRepaired = (namespace: string, pod: V1Pod, stdout: string) => {
