@@ -98,6 +98,11 @@ for presets in "${combinations[@]}"; do
     echo "    patch: |-"
     echo "      - { op: test, path: /spec/template/spec/containers/0/args/1, value: $default_preset }"
     echo "      - { op: replace, path: /spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
+    # The repair CronJob's pass, when its component came first (nothing to patch otherwise).
+    echo "  - target: { kind: CronJob, name: cni-repair-repair }"
+    echo "    patch: |-"
+    echo "      - { op: test, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $default_preset }"
+    echo "      - { op: replace, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
     # Without the istio rule nothing reads Istio's repair settings: no Role in Istio's namespace (which may not exist).
     if [[ ,$presets, != *,istio,* ]]; then
       for kind in Role RoleBinding; do
@@ -115,6 +120,21 @@ done
 # source (a link out of the chart would leave a packaged or vendored chart without them).
 mkdir -p "$out/monitoring"
 cp "$chart/files/alerts.yaml" "$chart/files/dashboard.json" "$out/monitoring/"
+# The repair CronJob (chart value cronJob.enabled), one Component per mode that has one (per-node has none: each
+# node's instance repairs its own node), to add next to that mode's overlay, before any preset component.
+for mode in cluster label-only dry-run; do
+  dir=repair-cronjob/$mode
+  render "$out/$dir/cronjob.yaml" --set mode="$mode" --set cronJob.enabled=true --show-only templates/cronjob.yaml
+  {
+    echo "$header"
+    echo "# The scheduled repair pass (scan --repair) of the $mode overlay, in your kustomization: components: [<this"
+    echo "# directory>], listed before any preset component (which then sets the pass's --preset too)."
+    echo "apiVersion: kustomize.config.k8s.io/v1alpha1"
+    echo "kind: Component"
+    echo "resources:"
+    echo "  - cronjob.yaml"
+  } >"$out/$dir/kustomization.yaml"
+done
 
 render "$out/monitoring/service-monitor.yaml" --set serviceMonitor.enabled=true \
   --show-only templates/service-monitor.yaml

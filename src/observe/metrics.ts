@@ -88,6 +88,8 @@ export type Metrics = {
   readonly retriesExhausted: Counter<never>;
   /** cni_repair_watch_restarts_total */
   readonly watchRestarts: LabelledCounter<{ resource: WatchResource; reason: WatchRestartReason }>;
+  /** cni_repair_listener_failures_total: a subscriber of a watch's changes threw (a bug); the others still heard it. */
+  readonly listenerFailures: LabelledCounter<{ resource: WatchResource }>;
   /** cni_repair_watch_events_total */
   readonly watchEvents: LabelledCounter<{ resource: WatchResource; type: WatchEventType }>;
   /** cni_repair_cache_pods */
@@ -167,6 +169,11 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "resource",
     "reason",
   ]);
+  const listenerFailures = counter(
+    "cni_repair_listener_failures_total",
+    "Changes of a watched resource on which one of its listeners threw (a bug); the other listeners still heard them.",
+    ["resource"],
+  );
   // Both series are read from the watches' tallies at scrape time (whichever is collected first moves them).
   const tallies = new Map<WatchResource, WatchTally>();
   const moveTallies = () => {
@@ -286,6 +293,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     repairLatencySeconds,
     retriesExhausted,
     watchRestarts,
+    listenerFailures,
     watchEvents,
     cachePods,
     lastSyncTimestampSeconds,
@@ -346,6 +354,7 @@ function eventLoopLagGauges(gauge: MetricFactory["gauge"], monitor: EventLoopMon
 export function initWatchSeries(metrics: Metrics, resource: WatchResource): void {
   for (const reason of WATCH_RESTART_REASONS) metrics.watchRestarts.inc({ resource, reason }, 0);
   for (const type of WATCH_EVENT_TYPES) metrics.watchEvents.inc({ resource, type }, 0);
+  metrics.listenerFailures.inc({ resource }, 0);
   // inc by 0: creates the series at 0, and leaves one that has synced already as it is.
   metrics.lastSyncTimestampSeconds.inc({ resource }, 0);
 }
