@@ -3,6 +3,7 @@
 import { isIP } from "node:net";
 import { GENERIC_STARTUP_TAINT_KEY, isPresetName, PRESETS, type Presets, presetNames } from "../detect/presets.js";
 import type { Marker, Rule } from "../detect/rule.js";
+import { parseAgentNamespaces } from "./agent-namespaces.js";
 import { formatDuration } from "./duration.js";
 import {
   boolFlag,
@@ -30,7 +31,6 @@ import {
 } from "./names.js";
 import { fieldSelectorProblem, labelSelectorProblem } from "./selectors.js";
 import { isV8Flag } from "./v8-flag-names.js";
-import { parseAgentNamespaces } from "./agent-namespaces.js";
 
 /** Turns a predicate into a parser that keeps the text. */
 const check =

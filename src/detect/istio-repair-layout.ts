@@ -37,7 +37,8 @@ function settingsIn(facts: IstioNamespaceFacts): ResolvedIstioRepair {
     // A ConfigMap of Istio's chart means its defaults apply; a DaemonSet alone says so only with a REPAIR_* entry.
     requireAKey: configMap === undefined,
   });
-  if (parsed !== undefined) return { state: { kind: "detected", settings: parsed.settings }, warnings: parsed.warnings };
+  if (parsed !== undefined)
+    return { state: { kind: "detected", settings: parsed.settings }, warnings: parsed.warnings };
   const why =
     `Istio's CNI agent runs in namespace ${namespace} but neither ${mapName} nor a REPAIR_* env entry of ` +
     `${setName} says how it repairs (without them Istio's defaults repair in place)`;

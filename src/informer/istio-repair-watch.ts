@@ -160,9 +160,7 @@ export class IstioRepairWatch implements RunningCache {
    * listed: until then an agent may run where nothing is known yet.
    */
   get synced(): boolean {
-    return (
-      this.#sources.every((s) => s.listed || s.forbidden !== undefined) && (this.#agentPods?.cache.synced ?? true)
-    );
+    return this.#sources.every((s) => s.listed || s.forbidden !== undefined) && (this.#agentPods?.cache.synced ?? true);
   }
 
   get idleMs(): number {

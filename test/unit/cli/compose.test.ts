@@ -60,10 +60,7 @@ describe("cli/compose", () => {
   it("run: one cache per watched thing, each listed by the manager (pods, CNI agents, Istio's settings; nodes with startup taints)", async () => {
     const ignore = "--istio-repair=ignore";
     for (const [args, expected] of [
-      [
-        [],
-        ["/api/v1/configmaps", "/api/v1/pods", "/api/v1/pods?k8s-app=istio-cni-node", "/apis/apps/v1/daemonsets"],
-      ],
+      [[], ["/api/v1/configmaps", "/api/v1/pods", "/api/v1/pods?k8s-app=istio-cni-node", "/apis/apps/v1/daemonsets"]],
       [
         ["--cni-agent-namespace=istio=kube-system"],
         [

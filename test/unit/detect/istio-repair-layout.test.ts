@@ -67,7 +67,9 @@ describe("resolveIstioRepair", () => {
     const inPlace = (namespace: string) => ns(namespace, { configMap: {}, agentPods: true });
     const agree = resolveIstioRepair([inPlace("istio-system"), inPlace("kube-system")]).state;
     expect(istioRepairMode(agree)).to.equal("in_place");
-    expect(describeIstioRepair(agree)).to.include("istio-system/istio-cni-config; ConfigMap kube-system/istio-cni-config");
+    expect(describeIstioRepair(agree)).to.include(
+      "istio-system/istio-cni-config; ConfigMap kube-system/istio-cni-config",
+    );
     const deletes = ns("kube-system", { configMap: { REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" } });
     const differ = resolveIstioRepair([inPlace("istio-system"), { ...deletes, agentPods: true }]).state;
     expect(differ.kind).to.equal("unknown");

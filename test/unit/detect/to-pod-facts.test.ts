@@ -25,7 +25,14 @@ const expectedFacts: PodFacts = podFacts({
   labels: { app: "reviews" },
   // Only the annotation's presence matters to the istio rule: its long value is not kept.
   annotations: { "sidecar.istio.io/status": "" },
-  initContainers: [init("istio-validation", "waiting", exited(126, undefined, Date.parse("2025-03-04T10:16:45Z"), Date.parse("2025-03-04T10:16:40Z")), 4)],
+  initContainers: [
+    init(
+      "istio-validation",
+      "waiting",
+      exited(126, undefined, Date.parse("2025-03-04T10:16:45Z"), Date.parse("2025-03-04T10:16:40Z")),
+      4,
+    ),
+  ],
 });
 
 /** The fixture with one metadata/spec/status field replaced (or removed, with `undefined`). */
@@ -219,7 +226,13 @@ describe("toPodFacts", () => {
         [
           {
             name: "istio-validation",
-            state: { exitCode: 0, reason: "Completed", message: undefined, startedAtMs: undefined, finishedAtMs: undefined },
+            state: {
+              exitCode: 0,
+              reason: "Completed",
+              message: undefined,
+              startedAtMs: undefined,
+              finishedAtMs: undefined,
+            },
             lastTermination: undefined,
             restartCount: 0,
           },
