@@ -1,6 +1,7 @@
 // Detection on pod statuses a real kubelet wrote (test/fixtures/kubelet, recorded from the real-node harness by
 // `make fixtures-kubelet`): each stage of a validator failing for real, as the API server returned the pod.
 import { readFileSync } from "node:fs";
+import type { V1ContainerStatus } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { detect } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
@@ -10,6 +11,7 @@ import type { ValidatorRule } from "../../../src/detect/rule.js";
 import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import { meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
 import { repositoryFile } from "../../harness/binaries.js";
+import { backOffStatus, nextRunFailed, recordedPod } from "../../support/validator-runs.js";
 
 const rules = [presetRule("istio"), presetRule("linkerd")] as ValidatorRule[];
 const schema = factsSchema(rules);
@@ -111,45 +113,23 @@ describe("detection on statuses recorded from a real kubelet", () => {
       return got?.kind === "hold" ? got.reason : got?.kind;
     };
     const factsOf = (file: string) => verdictOf(file).facts;
-    type Recorded = { status: { initContainerStatuses: Record<string, unknown>[] } };
-    type ValidatorStatus = {
-      restartCount: number;
-      lastState: { terminated: { startedAt: string; finishedAt: string } };
-    };
-    /**
-     * The status the same kubelet writes when the next run fails: a recorded pod moved on one run, as it moved from
-     * restarted.json to back-off.json (that run starts `backOffMs` after the last failure and fails in 4 s).
-     */
-    const nextRunFailed = (pod: Recorded, backOffMs: number): Recorded => {
-      const [status] = pod.status.initContainerStatuses as [ValidatorStatus];
-      const started = Date.parse(status.lastState.terminated.finishedAt) + backOffMs;
-      const next = {
-        ...status,
-        restartCount: status.restartCount + 1,
-        lastState: {
-          terminated: {
-            ...status.lastState.terminated,
-            startedAt: new Date(started).toISOString(),
-            finishedAt: new Date(started + 4_000).toISOString(),
-          },
-        },
-      };
-      return { ...pod, status: { ...pod.status, initContainerStatuses: [next] } };
-    };
-    const factsFrom = (pod: Recorded) => {
-      const facts = toPodFacts(pod, schema);
+    /** The recorded crash-looping pod with this validator status, as toPodFacts sees it. */
+    const factsWith = (status: V1ContainerStatus) => {
+      const pod = recordedPod("istio-validator-back-off.json");
+      const facts = toPodFacts({ ...pod, status: { ...pod.status, initContainerStatuses: [status] } }, schema);
       if (!facts) throw new Error("no facts");
       return facts;
     };
     // The recorded run 1 failed at 13:04:38; run 2 starts after the kubelet's 10 s back-off, run 3 after 20 s.
-    const run2 = nextRunFailed(recorded("istio-validator-back-off.json") as Recorded, 10_000);
-    const run2Failed = factsFrom(run2);
-    const run3Failed = factsFrom(nextRunFailed(run2, 20_000));
+    const run1 = backOffStatus(Date.parse("2026-12-04T13:04:38Z"));
+    const run2Failed = factsWith(nextRunFailed(run1, 10_000));
+    const run3Failed = factsWith(nextRunFailed(nextRunFailed(run1, 10_000), 20_000));
 
     it("restartCount and lastState as recorded", () => {
       expect(factsOf("istio-validator-failed-once.json").initContainers[0]?.restartCount).to.equal(0);
       expect(factsOf("istio-validator-restarted.json").initContainers[0]?.restartCount).to.equal(1);
       expect(factsOf("istio-validator-back-off.json").initContainers[0]?.restartCount).to.equal(1);
+      expect(factsWith(run1)).to.deep.equal(factsOf("istio-validator-back-off.json"));
       expect(run2Failed.initContainers[0]?.restartCount).to.equal(2);
     });
 
