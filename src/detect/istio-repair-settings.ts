@@ -31,7 +31,7 @@ export type IstioRepairSettings = {
 export type IstioRepairMode = "in_place" | "delete" | "label" | "off" | "unknown";
 export const ISTIO_REPAIR_MODES: readonly IstioRepairMode[] = ["in_place", "delete", "label", "off", "unknown"];
 
-/** The evidence a delete in place of Istio's repair rests on: the validator failed again late enough, or it can never run again. */
+/** The evidence a delete in place of Istio's repair rests on: a run started after Istio's chance failed too, or it can never run again. */
 export const FALLBACK_BASES = ["failed_again", "never_restarts"] as const;
 export type FallbackBasis = (typeof FALLBACK_BASES)[number];
 
