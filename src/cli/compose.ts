@@ -194,7 +194,7 @@ function composeCaches(
           transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
           observer: watchTelemetry(metrics, "namespaces", watchLog.child({ watch: "namespaces" }), { failed }),
         });
-  const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed);
+  const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed, nodeAgents);
 
   // 2. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
   // It reads detection's context (3), which reads it back (when the node's agents turned Ready): the one closure.
@@ -302,12 +302,22 @@ function istioRepairWatch(
   metrics: Metrics,
   logger: Logger,
   failed: ComposeOptions["onWatchError"],
+  nodeAgents: NodeAgentWatcher,
 ): IstioRepair | undefined {
   const istioRule = config.rules.find((rule) => rule.name === ISTIO_RULE);
   if (config.istioRepair === undefined || istioRule === undefined || isAmbient(istioRule)) return undefined;
   const watchLog = logger.child({ component: "reflector" });
+  // Istio's agent pods as the node-agent gate watches them (none with the gate off: the DaemonSet alone then says
+  // where the agent runs).
+  const agentSet = cniAgentSets(nodeAgents).find((set) => set.rules.includes(ISTIO_RULE));
   const watch = new IstioRepairWatch({
     namespace: config.istioRepair.namespace,
+    ...(agentSet && {
+      agentPods: {
+        namespaces: () => new Set([...agentSet.watch.agents.store.values()].map((agent) => agent.namespace)),
+        cache: agentSet.watch.reflector,
+      },
+    }),
     settings,
     observer: (what, name) => watchTelemetry(metrics, name, watchLog.child({ watch: what }), { failed }),
     onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),

@@ -1,5 +1,6 @@
 // The node agents deletions wait for (the mesh's CNI agent; ztunnel for ambient): one reflector per distinct
 // selector and namespace, shared by the rules that name it, and the gates each rule checks.
+import { agentNamespaceOf } from "../config/agent-namespaces.js";
 import type { Config } from "../config/config.js";
 import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
@@ -52,7 +53,7 @@ function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
       what: "CNI agent",
       selectorFlag: "--cni-agent-selector",
       selector,
-      namespace: gate.namespace,
+      namespace: agentNamespaceOf(gate.namespaces, rule.name),
     });
   }
   if (isAmbient(rule)) {
