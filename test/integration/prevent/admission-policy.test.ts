@@ -4,9 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { toNodeFacts } from "../../../src/informer/node-facts.js";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
-import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { serviceAccountToken } from "../../harness/service-account-files.js";
@@ -94,8 +94,9 @@ describe("startup taints: the admission policy", function () {
     const removed = await patchTaints(asController, seen, { kind: "remove", keys: [ISTIO] });
     expect(removed.kind).to.equal("patched");
     expect((await taints()).map((t) => t.key)).to.not.include(ISTIO);
-    if (removed.kind !== "patched") return;
-    const added = await patchTaints(asController, removed.node, { kind: "add", key: ISTIO });
+    const read = toNodeFacts(await admin.readNode({ name: node }));
+    if (!read) throw new Error("node unreadable");
+    const added = await patchTaints(asController, read, { kind: "add", key: ISTIO });
     expect(added.kind).to.equal("patched");
     expect((await taints()).find((t) => t.key === ISTIO)?.effect).to.equal("NoSchedule");
   });
