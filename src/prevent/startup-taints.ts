@@ -17,8 +17,11 @@ import type { TaintMetrics } from "./taint-metrics.js";
 import { patchTaints } from "./taint-patcher.js";
 import type { TaintDecision } from "./taint-policy.js";
 
-/** A node whose last write is not in the cache yet is looked at again this soon (its delivery wakes it sooner). */
-const PENDING_RECHECK_MS = 1_000;
+/**
+ * A node the cache has not caught up with is looked at again this soon: a look costs no request, and a newer version
+ * that changes nothing the judgement reads (a status update) wakes no trigger.
+ */
+const PENDING_RECHECK_MS = 250;
 
 export type StartupTaintsOptions = {
   readonly judge: TaintJudge;
@@ -45,10 +48,10 @@ export class StartupTaints {
     this.#options = options;
   }
 
-  /** Judges the node afresh and acts; a failed or refused write is retried with backoff by the controller. */
+  /** Judges the node afresh and acts; a failed write is retried with backoff by the controller. */
   async reconcile(node: string): Promise<ReconcileResult> {
     const { judge, expectations } = this.#options;
-    // Not judged on the version our own last write replaced: wait for the watch to deliver the write.
+    // Not judged on the version our own last write replaced or was refused on: wait for the watch to deliver more.
     if (expectations.pending(node)) return { kind: "requeue", afterMs: PENDING_RECHECK_MS };
     const judged = judge.judge(node);
     if (!judged) {
@@ -108,11 +111,12 @@ export class StartupTaints {
         logger.info("startup taint: already as wanted", log);
         return { kind: "done" };
       case "stale":
-        logger.info("startup taint: the node changed since it was judged; judging it again", {
+        logger.info("startup taint: the node changed since it was judged; judging it again once the watch has it", {
           ...log,
           status: outcome.status,
         });
-        return { kind: "retry", notBeforeMs: 0, error: `node ${facts.name} changed since it was judged` };
+        this.#options.expectations.wrote(facts.name, "refused", facts.resourceVersion);
+        return { kind: "requeue", afterMs: PENDING_RECHECK_MS };
       case "patched":
         this.#options.expectations.wrote(facts.name, decision.kind, facts.resourceVersion);
         this.#observe(change);

@@ -1,15 +1,21 @@
-// The taint writes this controller made that its node cache has not seen yet (client-go's ControllerExpectations):
-// the share cap counts a node just tainted before the watch delivers it, and a node is not judged again on the
-// version its write replaced. The store stays the watch's alone. A write is seen once the cached node's
-// resourceVersion moves past the one it was judged on: the write tested that version, so the next one the watch
-// delivers is the write's own or a later one.
+// The taint writes this controller made, or had refused as stale, that its node cache has not caught up with yet
+// (client-go's ControllerExpectations): the share cap counts a node just tainted before the watch delivers it, and
+// a node is not judged again on the version a write replaced or was refused on (that would only be refused again).
+// The store stays the watch's alone. A write is caught up with once the cached node's resourceVersion moves past the
+// one it was judged on: the write tested that version, so the next one the watch delivers is the write's own or a
+// later one.
 import type { NodeFacts } from "../informer/node-facts.js";
 import type { Clock } from "../util/clock.js";
 
 /** A write not seen within this long is given up on (client-go's ExpectationsTimeout): the watch missed it. */
 export const EXPECTATION_TIMEOUT_MS = 5 * 60_000;
 
-type Pending = { readonly kind: "add" | "remove"; readonly judgedVersion: string; readonly atMs: number };
+type Pending = {
+  /** refused: the node had changed since the version judged (the patch's test failed). */
+  readonly kind: "add" | "remove" | "refused";
+  readonly judgedVersion: string;
+  readonly atMs: number;
+};
 
 export class TaintExpectations {
   readonly #nodes: { get(name: string): NodeFacts | undefined };
@@ -21,12 +27,12 @@ export class TaintExpectations {
     this.#clock = clock;
   }
 
-  /** A write of the node, judged on `judgedVersion`, succeeded. */
+  /** A write of the node, judged on `judgedVersion`, succeeded (add, remove) or was refused as stale. */
   wrote(node: string, kind: Pending["kind"], judgedVersion: string): void {
     this.#pending.set(node, { kind, judgedVersion, atMs: this.#clock.monotonic() });
   }
 
-  /** The node's last write is not in the cache yet. */
+  /** The cache has not caught up with the node's last write (or refusal) yet. */
   pending(node: string): boolean {
     const write = this.#pending.get(node);
     if (write === undefined) return false;
