@@ -13,12 +13,17 @@ import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
 
 const ISTIO = "cni.istio.io/not-ready";
-const NOT_READY_AFTER_MS = 3_000;
+/**
+ * Long enough that the leader is frozen well before the taint is due, even on a loaded machine; shorter than the
+ * renew deadline (10 s, the default), so on resume the taint's timer is overdue before the step-down timer is: the
+ * write comes before the timer that would stop it, as in the operator's reproduction.
+ */
+const NOT_READY_AFTER_MS = 6_000;
 /** How long the resumed process is watched for a write that must not come (it would act within milliseconds). */
 const QUIET_MS = 5_000;
 
 describe("startup taints: a leader frozen with a taint due and resumed later", function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   const t = controllerTest();
   let node = "";
   let frozen: ControllerProcess | undefined;
@@ -49,9 +54,6 @@ describe("startup taints: a leader frozen with a taint due and resumed later", f
       "--startup-taint-max-share=1",
       "--leader-elect=true",
       `--leader-election-namespace=${t.namespace}`,
-      "--lease-duration=4s",
-      "--renew-deadline=3s",
-      "--retry-period=1s",
     ];
     const replicas = [await t.start(args), await t.start(args)];
     const [leader, follower] = await waitFor(
@@ -68,19 +70,19 @@ describe("startup taints: a leader frozen with a taint due and resumed later", f
       nodeWrites(controlPlane().auditLogPath, node).filter((e) => e.userAgent?.startsWith("cni-repair/"));
     const reconciles = () => leader.metric("controller_runtime_reconcile_total", { controller: "startup-taints" });
 
-    // The agent goes NotReady; the leader looks at the node (the taint is due in NOT_READY_AFTER_MS) and, halfway
-    // there, freezes.
+    // The agent goes NotReady; the leader looks at the node (the taint is due in NOT_READY_AFTER_MS) and freezes.
     const before = await reconciles();
     await setCniAgentNotReady(t.api, agent);
     await waitFor("the leader to look at the node", async () => (await reconciles()) > before, { timeoutMs: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, NOT_READY_AFTER_MS / 2));
     leader.signal("SIGSTOP");
     frozen = leader;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(ours(), "Node writes before the freeze").to.deep.equal([]);
 
     // The follower leads, taints the node once the agent has stayed NotReady long enough, and untaints it when the
     // agent is back: the node's taints are as they were when the leader froze.
     await waitFor("the follower to lead", async () => (await follower.metric("cni_repair_leader")) === 1, {
-      timeoutMs: 20_000,
+      timeoutMs: 40_000,
     });
     await waitFor("the follower's taint", () => ours().some((e) => e.responseStatus?.code === 200), {
       timeoutMs: 20_000,
