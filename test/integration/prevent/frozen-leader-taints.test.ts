@@ -24,16 +24,16 @@ const QUIET_MS = 5_000;
 
 describe("startup taints: a leader frozen with a taint due and resumed later", function () {
   this.timeout(180_000);
-  const t = controllerTest();
   let node = "";
   let frozen: ControllerProcess | undefined;
 
+  // Before the fixture's own (hooks run in order): resumed whatever happened, so its SIGTERM can stop the process.
   afterEach(async () => {
-    // Resumed whatever happened, so the fixture's SIGTERM can stop it (a stopped process does not exit).
     frozen?.signal("SIGCONT");
     frozen = undefined;
     await t.api.deleteNode({ name: node }).catch(() => {});
   });
+  const t = controllerTest();
 
   it("writes no Node after the replica that led meanwhile tainted and untainted it", async () => {
     node = `frozen-${randomBytes(3).toString("hex")}`;
@@ -68,7 +68,9 @@ describe("startup taints: a leader frozen with a taint due and resumed later", f
     if (!leader || !follower) throw new Error("expected a leader and a follower");
     const ours = () =>
       nodeWrites(controlPlane().auditLogPath, node).filter((e) => e.userAgent?.startsWith("cni-repair/"));
-    const reconciles = () => leader.metric("controller_runtime_reconcile_total", { controller: "startup-taints" });
+    // The look at a NotReady agent asks to look again when the taint is due (requeue_after).
+    const reconciles = () =>
+      leader.metric("controller_runtime_reconcile_total", { controller: "startup-taints", result: "requeue_after" });
 
     // The agent goes NotReady; the leader looks at the node (the taint is due in NOT_READY_AFTER_MS) and freezes.
     const before = await reconciles();
