@@ -81,8 +81,7 @@ export class PodCache {
     this.reflector.subscribe((change) => this.#changed(change));
     options.namespaces?.subscribe((change) => {
       const context = options.context();
-      for (const facts of this.store.values())
-        if (facts.namespace === change.key) options.enrolment.observe(facts, context);
+      for (const facts of this.store.inNamespace(change.key)) options.enrolment.observe(facts, context);
     });
   }
 
