@@ -77,6 +77,11 @@ export type Metrics = {
   readonly retriesExhausted: Counter<never>;
   /** cni_repair_watch_restarts_total */
   readonly watchRestarts: LabelledCounter<{ resource: WatchResource; reason: WatchRestartReason }>;
+  /**
+   * cni_repair_watch_undecodable_objects_total: objects a list or watch could not read as protobuf (each read again
+   * as JSON; never dropped).
+   */
+  readonly watchUndecodableObjects: LabelledCounter<{ resource: WatchResource }>;
   /** cni_repair_watch_events_total */
   readonly watchEvents: LabelledCounter<{ resource: WatchResource; type: WatchEventType }>;
   /** cni_repair_cache_pods */
@@ -151,6 +156,11 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "resource",
     "reason",
   ]);
+  const watchUndecodableObjects = counter(
+    "cni_repair_watch_undecodable_objects_total",
+    "Objects a list or watch could not read as protobuf, by watched resource; each is read again as JSON.",
+    ["resource"],
+  );
   // Both series are read from the watches' tallies at scrape time (whichever is collected first moves them).
   const tallies = new Map<WatchResource, WatchTally>();
   const moveTallies = () => {
@@ -256,6 +266,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     repairLatencySeconds,
     retriesExhausted,
     watchRestarts,
+    watchUndecodableObjects,
     watchEvents,
     cachePods,
     lastSyncTimestampSeconds,
@@ -315,6 +326,7 @@ function eventLoopLagGauges(gauge: MetricFactory["gauge"], monitor: EventLoopMon
 export function initWatchSeries(metrics: Metrics, resource: WatchResource): void {
   for (const reason of WATCH_RESTART_REASONS) metrics.watchRestarts.inc({ resource, reason }, 0);
   for (const type of WATCH_EVENT_TYPES) metrics.watchEvents.inc({ resource, type }, 0);
+  metrics.watchUndecodableObjects.inc({ resource }, 0);
   // inc by 0: creates the series at 0, and leaves one that has synced already as it is.
   metrics.lastSyncTimestampSeconds.inc({ resource }, 0);
 }
