@@ -24,6 +24,11 @@ export class JsonRefetch {
     if (pending) pending.superseded = true;
   }
 
+  /** A full list replaced the cache: every GET in flight brings older news. */
+  appliedAll(): void {
+    for (const pending of this.#inFlight.values()) pending.superseded = true;
+  }
+
   /**
    * GETs the object (retrying with backoff until it answers) and hands it to `apply` (undefined: it is gone),
    * unless an event for it was applied meanwhile or `signal` ends the wait.

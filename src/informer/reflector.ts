@@ -191,6 +191,7 @@ export class Reflector<T> implements RunningCache {
       this.#options.observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
     }
+    this.#refetch.appliedAll();
     for (const change of this.store.replaceAll(listed)) this.#changes.publish(change);
     this.#options.observer.listed(listed.size, performance.now() - started);
     this.#markSynced();
