@@ -133,7 +133,7 @@ function earliestContainerStart(status: Obj | undefined): number | undefined {
 }
 
 /** The kubelet marks the API copy of a static pod with this annotation (and makes its Node the controller). */
-const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
 function isMirrorPod(metadata: Obj | undefined): boolean {
   const annotations = asObject(field(metadata, "annotations"));

@@ -8,6 +8,7 @@ import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { type AgentFacts, CniAgents } from "./cni-agent-pods.js";
+import { AGENT_PROJECTION, podsAsProtobuf } from "./pod-projection.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
 import { type WatchHooks, watchTelemetry } from "./watch-telemetry.js";
@@ -100,6 +101,7 @@ export function watchNodeAgents(
           collection: "pods",
           scope,
           store: agents.store,
+          protobuf: podsAsProtobuf(AGENT_PROJECTION),
           transform: (pod) => agents.toFacts(pod, clock.monotonic()),
           observer: watchTelemetry(
             telemetry.metrics,
