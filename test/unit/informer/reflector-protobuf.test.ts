@@ -64,6 +64,7 @@ function run(script: {
       listed: () => {},
       watchEvent: () => {},
       watchRestart: () => {},
+      listenerFailed: () => {},
       undecodable: (key) => undecodable.push(key),
     },
   });

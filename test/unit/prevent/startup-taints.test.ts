@@ -53,7 +53,7 @@ function setup(
     config: { nodeName: undefined },
     settings: reflectorSettings(config, transport),
     keys: [ISTIO],
-    observer: { listed: () => {}, watchEvent: () => {}, watchRestart: () => {} },
+    observer: { listed: () => {}, watchEvent: () => {}, watchRestart: () => {}, listenerFailed: () => {} },
     clock,
   });
   // Every node's CNI agent pod is there, and not Ready.
