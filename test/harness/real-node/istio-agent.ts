@@ -4,7 +4,7 @@
 // values of the chart are set: the image (built here, never pulled), and the node's CNI directories (the real node
 // keeps them in its own directory instead of /opt/cni/bin and /etc/cni/net.d).
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { repositoryFile } from "../binaries.js";
@@ -34,6 +34,20 @@ export const ISTIO_DEFAULT_REPAIR: IstioRepairValues = {
 const AGENT = { label: "k8s-app=istio-cni-node", daemonSet: "istio-cni-node", serviceAccount: "istio-cni" };
 /** Istio's plugin's type in the chained configuration. */
 export const ISTIO_PLUGIN = "istio-cni";
+
+/**
+ * Where the agent and its plugin meet on the host: the chart's fixed hostPath (the plugin's kubeconfig, log socket
+ * and log), shared by every node on this machine. `agentRunDirRemover` takes it away if a test run created it.
+ */
+export const ISTIO_AGENT_RUN_DIR = "/var/run/istio-cni";
+
+/** Returns a function that removes the agent's run directory again, unless it existed before. */
+export function agentRunDirRemover(): () => void {
+  const existed = existsSync(ISTIO_AGENT_RUN_DIR);
+  return () => {
+    if (!existed) rmSync(ISTIO_AGENT_RUN_DIR, { recursive: true, force: true });
+  };
+}
 
 /** Where the pinned Istio module's sources are (downloaded by test/istio/build.sh). */
 export function istioSources(): string {
@@ -77,6 +91,8 @@ export class IstioAgent {
         pullPolicy: "Never",
         cniBinDir: layout.cniBinDir,
         cniConfDir: layout.cniConfDir,
+        // Declared by the chart even without ambient (DirectoryOrCreate): kept in the node's directory.
+        cniNetnsDir: join(layout.dir, "istio-netns"),
         "repair.enabled": String(repair.enabled),
         "repair.repairPods": String(repair.repairPods),
         "repair.deletePods": String(repair.deletePods),

@@ -12,7 +12,12 @@ import { parseDuration } from "../../../src/config/duration.js";
 import { flags } from "../../../src/config/flags.js";
 import { metricValue } from "../../harness/metrics-text.js";
 import { applyIstioNamespace } from "../../harness/overlays.js";
-import { ISTIO_DEFAULT_REPAIR, IstioAgent, type IstioRepairValues } from "../../harness/real-node/istio-agent.js";
+import {
+  agentRunDirRemover,
+  ISTIO_DEFAULT_REPAIR,
+  IstioAgent,
+  type IstioRepairValues,
+} from "../../harness/real-node/istio-agent.js";
 import { type IstioImages, istioImages } from "../../harness/real-node/istio-images.js";
 import {
   describeReport,
@@ -71,8 +76,10 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
   let images: IstioImages | undefined;
   let agent: IstioAgent | undefined;
   let installed = false;
+  let removeAgentRunDir = () => {};
 
   before(async () => {
+    removeAgentRunDir = agentRunDirRemover();
     images = istioImages();
     cluster = await RealNodeCluster.start({ meshPlugin: false });
     await cluster.node.containerd.importImage(images.agent);
@@ -92,6 +99,7 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
   after(async function () {
     this.timeout(120_000);
     await cluster?.stop();
+    removeAgentRunDir();
   });
 
   /** cni-repair's metrics, from every one of its Ready pods (in cluster mode only the leader acts). */
