@@ -3,8 +3,6 @@
 // istio-validation init container from the proxyv2 image with the injector's default arguments and security
 // context, and a container named istio-proxy (Istio's plugin redirects only pods that have one). The proxy is a
 // stand-in that idles: no istiod or Envoy is needed for the race, only the redirect the validator checks.
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import type { V1Container, V1PodSpec, V1PodTemplateSpec } from "@kubernetes/client-node";
 import type { IstioImages } from "./istio-images.js";
 import type { RealNode } from "./real-node.js";
@@ -84,33 +82,4 @@ export function istioPodTemplate(node: RealNode, images: IstioImages, app: strin
     },
     spec: istioPodSpec(node, images),
   };
-}
-
-/** The mount points of the node's pod network namespaces (containerd keeps them in its state directory). */
-function podNetworkNamespaces(node: RealNode): string[] {
-  const state = `${node.layout.containerdState}/`;
-  return readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((line) => line.split(" ")[4] ?? "")
-    .filter((point) => point.startsWith(state) && point.includes("/netns/"));
-}
-
-/**
- * Makes Istio's in-place repair fail for real on one pod: its address moves from the pod IP the API server reports
- * to another one, so Istio's repair, which finds a pod's network namespace by looking for an interface with that
- * pod IP among the node's processes (cni/pkg/repair/netns_linux.go), cannot find it. The validator still has an
- * address to start with and still fails with 126. Returns the network namespace changed.
- */
-export function hidePodAddress(node: RealNode, podIp: string, replacement: string): string {
-  for (const netns of podNetworkNamespaces(node)) {
-    const addresses = execFileSync("nsenter", [`--net=${netns}`, "ip", "-o", "-4", "addr", "show", "dev", "eth0"], {
-      encoding: "utf8",
-    });
-    const match = addresses.match(new RegExp(`inet (${podIp.replaceAll(".", "\\.")}/\\d+)`));
-    if (!match?.[1]) continue;
-    execFileSync("nsenter", [`--net=${netns}`, "ip", "addr", "add", `${replacement}/32`, "dev", "eth0"]);
-    execFileSync("nsenter", [`--net=${netns}`, "ip", "addr", "del", match[1], "dev", "eth0"]);
-    return netns;
-  }
-  throw new Error(`no pod network namespace on ${node.name} has ${podIp}`);
 }

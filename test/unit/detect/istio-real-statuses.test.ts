@@ -47,14 +47,16 @@ describe("detection on the statuses of Istio's real validator and agent (test/fi
     expect(validatorOf(factsOf("validator-restarted.json"))?.restartCount).to.be.at.least(1);
   });
 
-  it("after Istio's in-place repair the validator passed on a retry: not broken, though lastState still says 126", () => {
-    const facts = factsOf("repaired-in-place.json");
-    const validator = validatorOf(facts);
-    expect(validator?.restartCount).to.be.at.least(1);
-    expect(validator?.state).to.deep.include({ exitCode: 0 });
-    expect(validator?.lastTermination?.exitCode).to.equal(126);
-    expect(detect(facts, rules)).to.deep.equal({ broken: false });
+  it("a pod started after Istio's agent was Ready passed on its first run: not broken", () => {
+    expect(validatorOf(factsOf("healthy.json"))?.restartCount).to.equal(0);
     expect(detect(factsOf("healthy.json"), rules)).to.deep.equal({ broken: false });
+  });
+
+  it("the crash loop going on after Istio's agent was Ready (its in-place repair failed): still broken, by lastState", () => {
+    const facts = factsOf("validator-failed-after-agent-ready.json");
+    expect(validatorOf(facts)?.restartCount).to.be.at.least(2);
+    expect(validatorOf(facts)?.state).to.equal("waiting");
+    expect(detect(facts, rules)).to.deep.equal(broken("istio-validation exited 126 (lastState)"));
   });
 
   it("Istio's validator leaves no termination message (terminationMessagePolicy File; it writes to stderr)", () => {
@@ -93,6 +95,23 @@ describe("the coexistence guard on the real statuses, Istio repairing in place",
       expect(got?.kind, file).to.equal("hold");
       expect(got?.kind === "hold" && got.reason, file).to.equal("mesh_repair_pending");
     }
+  });
+
+  it("a failure of a run that started after the agent had been Ready for min-ready and Istio's grace is the fallback's evidence", () => {
+    const source = JSON.parse(readFileSync(repositoryFile("test/fixtures/kubelet/istio-real/source.json"), "utf8")) as {
+      agentReadyAt: string;
+    };
+    const facts = factsOf("validator-failed-after-agent-ready.json");
+    const finished = validatorOf(facts)?.lastTermination?.finishedAtMs ?? 0;
+    const got = meshRepairCheck({
+      istio,
+      facts,
+      validator: "istio-validation",
+      agentReadySinceMs: Date.parse(source.agentReadyAt),
+      minReadyMs: 10_000,
+      nowMs: finished + 1_000,
+    });
+    expect(got?.kind === "fallback" && got.basis).to.equal("failed_again");
   });
 
   it("a restartPolicy Never pod is deleted as Istio's fallback: its validator never runs again", () => {
