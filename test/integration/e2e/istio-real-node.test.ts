@@ -13,7 +13,6 @@
 
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { parseDuration } from "../../../src/config/duration.js";
 import { flags } from "../../../src/config/flags.js";
 import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { metricValue } from "../../harness/metrics-text.js";
@@ -41,7 +40,7 @@ import { waitFor } from "../../harness/wait.js";
 
 const REPLICAS = 3;
 /** The chart sets no --cni-agent-min-ready: the flag's default applies. */
-const MIN_READY_MS = parseDuration(String(flags["cni-agent-min-ready"].default));
+const MIN_READY_MS = flags["cni-agent-min-ready"].default;
 /** 1 s of slack: the kubelet's Ready time has whole seconds. */
 const SLACK_MS = 1_000;
 
