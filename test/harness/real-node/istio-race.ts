@@ -82,8 +82,14 @@ export type RaceReport = {
   readonly fixedByIstio: readonly string[];
   readonly deletedByCniRepair: readonly string[];
   readonly deletedByIstio: readonly string[];
-  /** UIDs with more than one successful initiating DELETE (by either). */
+  /**
+   * Pods with two successful DELETEs that are not one deleter repeating itself: by both, or twice by cni-repair.
+   * (Istio's controller repeats its DELETE at each status change of a pod already terminating, and the API server
+   * answers each 200; those are in `istioRepeated`.)
+   */
   readonly deletedTwice: readonly string[];
+  /** Pods Istio's agent sent more than one successful DELETE. */
+  readonly istioRepeated: readonly string[];
   readonly agentReadyToAllRunningMs: number;
 };
 
@@ -97,15 +103,21 @@ export function raceReport(
   const brokenUids = new Set(broken.map((pod) => pod.metadata?.uid ?? ""));
   const finalUids = new Set(final.map((pod) => pod.metadata?.uid ?? ""));
   const succeeded = deletes.filter((d) => d.code >= 200 && d.code < 300);
-  const perUid = new Map<string, number>();
-  for (const d of succeeded) perUid.set(d.uid, (perUid.get(d.uid) ?? 0) + 1);
+  const count = (by: Deleter) => {
+    const perUid = new Map<string, number>();
+    for (const d of succeeded.filter((x) => x.by === by)) perUid.set(d.uid, (perUid.get(d.uid) ?? 0) + 1);
+    return perUid;
+  };
+  const byUs = count("cni-repair");
+  const byIstio = count("istio");
   const nameOf = (uid: string) => broken.find((pod) => pod.metadata?.uid === uid)?.metadata?.name ?? uid;
   return {
     broken: broken.length,
     fixedByIstio: [...brokenUids].filter((uid) => finalUids.has(uid)).map(nameOf),
     deletedByCniRepair: succeeded.filter((d) => d.by === "cni-repair").map((d) => d.name),
     deletedByIstio: succeeded.filter((d) => d.by === "istio").map((d) => d.name),
-    deletedTwice: [...perUid].filter(([, count]) => count > 1).map(([uid]) => nameOf(uid)),
+    deletedTwice: [...byUs].filter(([uid, times]) => times > 1 || byIstio.has(uid)).map(([uid]) => nameOf(uid)),
+    istioRepeated: [...byIstio].filter(([, times]) => times > 1).map(([uid]) => nameOf(uid)),
     agentReadyToAllRunningMs: allRunningAtMs - agentReadyAtMs,
   };
 }
@@ -114,6 +126,6 @@ export function describeReport(name: string, report: RaceReport): string {
   return (
     `      ${name}: ${report.broken} broken, ${report.fixedByIstio.length} fixed by Istio in place, ` +
     `${report.deletedByCniRepair.length} deleted by cni-repair, ${report.deletedByIstio.length} deleted by Istio, ` +
-    `${report.deletedTwice.length} deleted twice; agent Ready -> all Running: ${report.agentReadyToAllRunningMs} ms`
+    `${report.deletedTwice.length} deleted twice (${report.istioRepeated.length} DELETEd more than once by Istio itself); agent Ready -> all Running: ${report.agentReadyToAllRunningMs} ms`
   );
 }
