@@ -78,9 +78,20 @@ two releases never share or fight over one; none when neither. priorityClassName
 {{- if and (has "istio" .Values.presets) (ne .Values.istioRepair "ignore") }}true{{ end -}}
 {{- end -}}
 
-{{- /* Where Istio's CNI agent and its istio-cni-config live: cniAgent.namespace, else istio-system (as the preset). */ -}}
+{{- /* --cni-agent-namespace: cniAgent.namespace for every rule, then cniAgent.namespaces' rule=namespace entries. */ -}}
+{{- define "cni-repair.agentNamespaces" -}}
+{{- $entries := list -}}
+{{- with .Values.cniAgent.namespace }}{{ $entries = append $entries . }}{{ end -}}
+{{- range $rule, $namespace := .Values.cniAgent.namespaces }}
+{{- $entries = append $entries (printf "%s=%s" $rule $namespace) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end -}}
+
+{{- /* Where Istio's repair settings are read when pinned (the istio rule's agent namespace); empty: found anywhere. */ -}}
 {{- define "cni-repair.istioNamespace" -}}
-{{- default "istio-system" .Values.cniAgent.namespace -}}
+{{- $perRule := .Values.cniAgent.namespaces | default dict -}}
+{{- get $perRule "istio" | default .Values.cniAgent.namespace -}}
 {{- end -}}
 
 {{- define "cni-repair.leaseName" -}}
@@ -109,12 +120,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/component: {{ include "cni-repair.component" . }}
 {{- end -}}
 
+{{/*
+The controller image. image.repository has no default while no release has published an image: a clear error
+instead of pods stuck pulling an image that does not exist.
+*/}}
 {{- define "cni-repair.image" -}}
+{{- $repository := required "image.repository is required: no cni-repair image has been published yet. Build and push one (make image IMAGE_PUSH=registry.example.com/cni-repair:<version>), then --set image.repository=registry.example.com/cni-repair" .Values.image.repository -}}
 {{- $tag := default .Chart.AppVersion .Values.image.tag -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}:{{ $tag }}@{{ .Values.image.digest }}
+{{ $repository }}:{{ $tag }}@{{ .Values.image.digest }}
 {{- else -}}
-{{ .Values.image.repository }}:{{ $tag }}
+{{ $repository }}:{{ $tag }}
 {{- end -}}
 {{- end -}}
 
@@ -276,4 +292,31 @@ cni-repair.io/agent-not-ready). */}}
 {{/* Startup taints managed and written (not only reported): nodes patched, under the startup-taints policy. */}}
 {{- define "cni-repair.patchesNodes" -}}
 {{- if and .Values.startupTaint.mode (ne .Values.mode "dry-run") .Values.admissionPolicies.startupTaints }}true{{ end -}}
+{{- end -}}
+
+{{/*
+With startupTaint.mode (any mode, any workload), a NoSchedule toleration of each managed key that the given
+tolerations do not already cover: the remover of a startup taint must tolerate it, or a cluster whose every node
+registered with it never schedules anything. A YAML list; arguments: the context and the tolerations so far.
+*/}}
+{{- define "cni-repair.startupTaintTolerations" -}}
+{{- $ctx := index . 0 -}}
+{{- $given := index . 1 -}}
+{{- $added := list -}}
+{{- if $ctx.Values.startupTaint.mode -}}
+{{- range (include "cni-repair.startupTaintKeys" $ctx | fromJsonArray) -}}
+{{- $key := . -}}
+{{- $covered := false -}}
+{{- range $given -}}
+{{- /* Only Exists covers the key whatever its value (kubelets, GKE and AKS register it with "" or "true"). */ -}}
+{{- $keyMatches := or (not .key) (eq .key $key) -}}
+{{- $effectMatches := or (not .effect) (eq .effect "NoSchedule") -}}
+{{- if and (eq (.operator | default "") "Exists") $keyMatches $effectMatches -}}{{- $covered = true -}}{{- end -}}
+{{- end -}}
+{{- if not $covered -}}
+{{- $added = append $added (dict "key" $key "operator" "Exists" "effect" "NoSchedule") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $added -}}
 {{- end -}}
