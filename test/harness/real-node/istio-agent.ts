@@ -49,6 +49,14 @@ export function agentRunDirRemover(): () => void {
   };
 }
 
+/** Istio's own namespace, which Istio's install makes (kube-system is always there). */
+export async function createIstioSystem(cluster: RealNodeCluster): Promise<void> {
+  await kubectl(["apply", "--server-side", "--field-manager=istio-tests", "-f", "-"], {
+    plane: cluster.plane,
+    input: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: istio-system\n",
+  });
+}
+
 /** Where the pinned Istio module's sources are (downloaded by test/istio/build.sh). */
 export function istioSources(): string {
   return execFileSync("go", ["list", "-m", "-f", "{{.Dir}}", "istio.io/istio"], {

@@ -16,9 +16,9 @@ import { expect } from "chai";
 import { flags } from "../../../src/config/flags.js";
 import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { metricValue } from "../../harness/metrics-text.js";
-import { applyIstioNamespace } from "../../harness/overlays.js";
 import {
   agentRunDirRemover,
+  createIstioSystem,
   ISTIO_DEFAULT_REPAIR,
   IstioAgent,
   type IstioRepairValues,
@@ -88,7 +88,7 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     cluster = await RealNodeCluster.start({ meshPlugin: false });
     await cluster.node.containerd.importImage(images.agent);
     await cluster.node.containerd.importImage(images.proxy);
-    await applyIstioNamespace(cluster.plane);
+    await createIstioSystem(cluster);
   });
   afterEach(async function () {
     if (this.currentTest?.state === "failed") {
