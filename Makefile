@@ -60,6 +60,12 @@ define apt_when_missing
     -o DPkg::Lock::Timeout=300 $(2) >/dev/null; }
 endef
 
+# Istio's data plane (CNI agent, plugin, pilot-agent) from Istio's sources, for the real-node e2e test beside the
+# real Istio (test/istio/build.sh; the pin is test/istio/go.mod). Cold, the longest build of all: see docs/development.md.
+.PHONY: istio
+istio: node ## Build (once, cached) Istio's install-cni, istio-cni and pilot-agent from the Go module proxy, and their images
+	test/istio/images.sh >/dev/null
+
 .PHONY: tools
 tools: ## Build (once, cached) helm and actionlint from the Go module proxy (tools/*/go.mod); shellcheck from Debian
 	tools/build.sh helm >/dev/null
@@ -147,16 +153,21 @@ docs: build ## Regenerate docs/flags.md from --help (a unit test fails while it 
 fixtures-kubelet: build controlplane node ## Re-record test/fixtures/kubelet/*.json from a real kubelet (root)
 	node dist/test/fixtures/record-kubelet-statuses.js
 
+# The same for Istio's real validator and CNI agent (built from Istio's sources): test/fixtures/kubelet/istio-real.
+.PHONY: fixtures-istio
+fixtures-istio: build controlplane node istio ## Re-record test/fixtures/kubelet/istio-real/*.json from Istio's real validator and agent (root)
+	node dist/test/fixtures/record-istio-statuses.js
+
 .PHONY: test-unit
 test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane kwok prometheus podman node image tools ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus podman node image tools istio ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build bundle lint controlplane kwok prometheus podman node image tools ## Type-check, lint, unit and integration tests (installs everything first)
+test: build bundle lint controlplane kwok prometheus podman node image tools istio ## Type-check, lint, unit and integration tests (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)

@@ -21,7 +21,7 @@ import { metricValue } from "../../harness/metrics-text.js";
 import { controllerContainer, INSTALL } from "../../harness/overlays.js";
 import { agentDaemonSet, meshedPodSpec, meshedPodTemplate, meshMark } from "../../harness/real-node/mesh-workloads.js";
 import { KUBELET_SYSCTLS } from "../../harness/real-node/node-cleanup.js";
-import { installPerNode, removePerNode } from "../../harness/real-node/per-node-install.js";
+import { installPerNode, removeInstalled } from "../../harness/real-node/per-node-install.js";
 import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
 import { expectEachBrokenPodDeletedOnce, judgeWave } from "../../harness/repair-audit.js";
 import { waitFor } from "../../harness/wait.js";
@@ -150,7 +150,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
       console.log(controller?.output());
       console.log(cluster?.logTails());
     }
-    if (perNodeInstalled && cluster) await removePerNode(cluster);
+    if (perNodeInstalled && cluster) await removeInstalled(cluster);
     perNodeInstalled = false;
     if (!controller) return;
     const code = await controller.stop();
