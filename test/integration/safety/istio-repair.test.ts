@@ -119,11 +119,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(1);
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "never_restarts" })).to.equal(1);
     expect(await held("mesh_repair_pending")).to.equal(0);
-    const notes = await waitFor("the fallback Event", async () => {
-      const events = await eventNotes(namespace, "fixable");
-      return events.some((note) => note.includes("Istio's fallback")) && events;
+    const { fallback } = await waitFor("the fallback Event", async () => {
+      const note = (await eventNotes(namespace, "fixable")).find((text) => text.includes("Istio's fallback"));
+      return note !== undefined && { fallback: note };
     });
-    const fallback = notes.find((note) => note.includes("Istio's fallback")) ?? "";
     expect(fallback).to.include(`the validator failed again at ${again.toISOString()}`);
     expect(fallback).to.include(
       `the CNI agent Ready since ${new Date(Math.floor(agentReadyAt / 1000) * 1000).toISOString()}`,
