@@ -9,7 +9,6 @@
 import { readFileSync } from "node:fs";
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { flags } from "../../../src/config/flags.js";
 import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { controllerDeletes, nodeWrites, podBindings, podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
@@ -32,8 +31,9 @@ const PER_NODE_REPLICAS = 3;
 const MIN_READY_MS = 2_000;
 const VALIDATOR = "istio-validation";
 const STARTUP_TAINT = { key: "cni.istio.io/not-ready", effect: "NoSchedule" };
-/** The per-node overlay sets no --cni-agent-min-ready: the flag's default applies. */
-const SHIPPED_MIN_READY_MS = flags["cni-agent-min-ready"].default;
+/** The per-node overlay sets no --cni-agent-min-ready: the flag's default, 10 s, applies (a literal, so that a
+ * default changed by mistake fails here instead of moving the expectation with it). */
+const SHIPPED_MIN_READY_MS = 10_000;
 
 /** The validator's last failure as the kubelet reported it: the terminated state with exit code 126, if any. */
 function validatorFailure(pod: V1Pod) {

@@ -12,7 +12,6 @@ import {
   type V1ContainerStatus,
 } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
@@ -25,6 +24,8 @@ import { controllerTest } from "../controller/start.js";
 
 const NODE = "istio-node";
 const MIN_READY_MS = 1_000;
+/** Istio's repair grace beyond min-ready, 10 s (a literal: a grace changed by mistake must fail here). */
+const ISTIO_REPAIR_GRACE_MS = 10_000;
 
 describe("beside Istio's repair (istio-cni-config)", function () {
   this.timeout(120_000);
