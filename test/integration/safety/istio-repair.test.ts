@@ -4,20 +4,14 @@
 // itself. Each change of the settings is picked up by the running controller. The audit log is the ground truth.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  AppsV1Api,
-  type CoreV1Api,
-  EventsV1Api,
-  RbacAuthorizationV1Api,
-  type V1ContainerStatus,
-} from "@kubernetes/client-node";
+import { AppsV1Api, type CoreV1Api, EventsV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { inClusterIdentity } from "../../harness/in-cluster.js";
-import { writePodStatus } from "../../harness/pod-fixtures.js";
+import { validatorStatus, writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
@@ -53,21 +47,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   };
 
   /** The validator's status as the kubelet writes it after a failed run: crash loop, this run's finish time. */
-  const validatorFailed = (finishedAt: Date, restartCount: number): V1ContainerStatus => ({
-    name: "istio-validation",
-    image: "registry.invalid/validator:1",
-    imageID: "",
-    ready: false,
-    restartCount,
-    state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
-    lastState: { terminated: { exitCode: 126, reason: "Error", startedAt: finishedAt, finishedAt } },
-  });
-  const failAt = async (name: string, finishedAt: Date, restartCount: number) =>
-    await writePodStatus(
-      api,
-      { namespace, name },
-      { phase: "Pending", initContainerStatuses: [validatorFailed(finishedAt, restartCount)] },
-    );
+  const failAt = async (name: string, finishedAt: Date, restarts: number) => {
+    const validator = validatorStatus("istio-validation", { kind: "crashloop", exitCode: 126, restarts, finishedAt });
+    await writePodStatus(api, { namespace, name }, { phase: "Pending", initContainerStatuses: [validator] });
+  };
 
   /** A pod broken before the agent turned Ready: Istio's repair gets its chance when the agent is up. */
   const brokenBeforeAgent = async (name: string, agentReadyAt: number) => {
