@@ -119,31 +119,58 @@ function nodeFlagsOf(command: readonly string[] | undefined): string[] {
   return flags;
 }
 
+const boundToController = (binding: V1RoleBinding | V1ClusterRoleBinding) =>
+  (binding.subjects ?? []).some(
+    (subject) =>
+      subject.kind === "ServiceAccount" &&
+      subject.name === INSTALL.serviceAccount &&
+      subject.namespace === INSTALL.namespace,
+  );
+
+/** The rendered RBAC: its roles, and the bindings of roles to the controller's ServiceAccount. */
+function rbacOf(rendered: Rendered) {
+  const roles = [...objectsOfKind<V1Role>(rendered, "Role"), ...objectsOfKind<V1ClusterRole>(rendered, "ClusterRole")];
+  const bindings = [
+    ...objectsOfKind<V1RoleBinding>(rendered, "RoleBinding"),
+    ...objectsOfKind<V1ClusterRoleBinding>(rendered, "ClusterRoleBinding"),
+  ].filter(boundToController);
+  return { roles, bindings };
+}
+
+/**
+ * Every grant of the rendered RBAC to the controller's ServiceAccount, as "where: verb group/resource [name]"
+ * ("cluster-wide" for a ClusterRoleBinding, else the RoleBinding's namespace). A binding to a role the rendering
+ * does not hold is an error: its grants could not be told.
+ */
+export function controllerGrants(rendered: Rendered): string[] {
+  const { roles, bindings } = rbacOf(rendered);
+  const grants = bindings.flatMap((binding) => {
+    const role = roles.find((r) => r.kind === binding.roleRef.kind && r.metadata?.name === binding.roleRef.name);
+    if (!role) throw new Error(`${binding.metadata?.name} refers to ${binding.roleRef.name}, which is not rendered`);
+    const where = binding.kind === "ClusterRoleBinding" ? "cluster-wide" : (binding.metadata?.namespace ?? "");
+    return permissionsOf(role.rules ?? []).map((permission) => `${where}: ${permission}`);
+  });
+  return [...new Set(grants)].sort();
+}
+
+/** Rendered roles that no binding gives the controller: grants nobody accounts for. */
+export function rolesNotBoundToController(rendered: Rendered): string[] {
+  const { roles, bindings } = rbacOf(rendered);
+  return roles
+    .filter((role) => !bindings.some((b) => b.roleRef.kind === role.kind && b.roleRef.name === role.metadata?.name))
+    .map((role) => `${role.kind}/${role.metadata?.name}`);
+}
+
 /**
  * Permissions the rendered RBAC grants the controller's ServiceAccount in a namespace (its own by default): every
  * ClusterRole bound to it, and the Roles bound in that namespace (Istio's, for its repair settings, is elsewhere).
  */
 export function renderedPermissions(rendered: Rendered, namespace: string = INSTALL.namespace): string[] {
-  const boundToController = (binding: V1RoleBinding | V1ClusterRoleBinding) =>
-    (binding.subjects ?? []).some(
-      (subject) =>
-        subject.kind === "ServiceAccount" &&
-        subject.name === INSTALL.serviceAccount &&
-        subject.namespace === INSTALL.namespace,
-    );
-  const roles = [...objectsOfKind<V1Role>(rendered, "Role"), ...objectsOfKind<V1ClusterRole>(rendered, "ClusterRole")];
-  const bindings = [
-    ...objectsOfKind<V1RoleBinding>(rendered, "RoleBinding"),
-    ...objectsOfKind<V1ClusterRoleBinding>(rendered, "ClusterRoleBinding"),
-  ]
-    .filter(boundToController)
-    .filter((binding) => binding.kind === "ClusterRoleBinding" || binding.metadata?.namespace === namespace);
-  const rules = bindings.flatMap((binding) => {
-    const role = roles.find((r) => r.kind === binding.roleRef.kind && r.metadata?.name === binding.roleRef.name);
-    if (!role) throw new Error(`${binding.metadata?.name} refers to ${binding.roleRef.name}, which is not rendered`);
-    return role.rules ?? [];
-  });
-  return permissionsOf(rules);
+  const permissions = controllerGrants(rendered)
+    .map((grant) => /^([^:]+): (.*)$/.exec(grant)?.slice(1) ?? [])
+    .filter(([where]) => where === "cluster-wide" || where === namespace)
+    .map(([, permission]) => permission ?? "");
+  return [...new Set(permissions)].sort();
 }
 
 /** Deletes what an earlier install left behind (the Namespace stays: without a namespace controller it would never go). */

@@ -277,3 +277,30 @@ cni-repair.io/agent-not-ready). */}}
 {{- define "cni-repair.patchesNodes" -}}
 {{- if and .Values.startupTaint.mode (ne .Values.mode "dry-run") .Values.admissionPolicies.startupTaints }}true{{ end -}}
 {{- end -}}
+
+{{/*
+With startupTaint.mode (any mode, any workload), a NoSchedule toleration of each managed key that the given
+tolerations do not already cover: the remover of a startup taint must tolerate it, or a cluster whose every node
+registered with it never schedules anything. A YAML list; arguments: the context and the tolerations so far.
+*/}}
+{{- define "cni-repair.startupTaintTolerations" -}}
+{{- $ctx := index . 0 -}}
+{{- $given := index . 1 -}}
+{{- $added := list -}}
+{{- if $ctx.Values.startupTaint.mode -}}
+{{- range (include "cni-repair.startupTaintKeys" $ctx | fromJsonArray) -}}
+{{- $key := . -}}
+{{- $covered := false -}}
+{{- range $given -}}
+{{- /* Only Exists covers the key whatever its value (kubelets, GKE and AKS register it with "" or "true"). */ -}}
+{{- $keyMatches := or (not .key) (eq .key $key) -}}
+{{- $effectMatches := or (not .effect) (eq .effect "NoSchedule") -}}
+{{- if and (eq (.operator | default "") "Exists") $keyMatches $effectMatches -}}{{- $covered = true -}}{{- end -}}
+{{- end -}}
+{{- if not $covered -}}
+{{- $added = append $added (dict "key" $key "operator" "Exists" "effect" "NoSchedule") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $added -}}
+{{- end -}}

@@ -1,9 +1,10 @@
-// The startup-taints admission policy as the chart renders it for a mode, applied with the RBAC and ServiceAccount
+// The startup-taints admission policy as the chart renders it for a mode (and startup-taint mode), applied with the RBAC and ServiceAccount
 // of the same rendering (not the chart's other policies, which judge pods); and a transport acting as that account.
 import { randomBytes } from "node:crypto";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { loadAll } from "js-yaml";
+import type { StartupTaintMode } from "../../../src/config/startup-taint.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
@@ -23,6 +24,7 @@ export async function installTaintPolicy(
   plane: ControlPlane,
   namespace: string,
   mode: "cluster" | "per-node",
+  startupTaintMode: StartupTaintMode = "bootstrap-only",
 ): Promise<TaintPolicyInstall> {
   const objects = KubernetesObjectApi.makeApiClient(plane.kubeConfig());
   const release = `vap-${randomBytes(3).toString("hex")}`;
@@ -33,7 +35,7 @@ export async function installTaintPolicy(
     "--namespace",
     namespace,
     "--set",
-    "startupTaint.mode=bootstrap-only",
+    `startupTaint.mode=${startupTaintMode}`,
     "--set",
     `mode=${mode}`,
   ]);
