@@ -26,6 +26,8 @@ export type ReflectorObserver = {
   listed(items: number, durationMs: number): void;
   watchEvent(type: string): void;
   watchRestart(reason: WatchRestartReason, error?: unknown): void;
+  /** A subscriber threw on the change of this key: the others heard it, the watch goes on. */
+  listenerFailed(key: string, error: unknown): void;
 };
 
 export type ReflectorOptions<T> = {
@@ -70,7 +72,7 @@ export class Reflector<T> implements RunningCache {
   readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
   readonly #lister: InitialLister;
-  readonly #changes = new Publisher<StoreChange<T>>();
+  readonly #changes: Publisher<StoreChange<T>>;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   /** Process start counts as heard: the first list gets the same grace as any later silence. */
@@ -81,6 +83,9 @@ export class Reflector<T> implements RunningCache {
     this.store = options.store;
     this.#backoff = new Backoff(options.backoff);
     this.#lister = new InitialLister(options.watchList ?? false);
+    // A subscriber's bug is not the API server's: reported on its own, never as a watch restart, and the cache and
+    // resourceVersion move on with the other subscribers told.
+    this.#changes = new Publisher((error, change) => options.observer.listenerFailed(change.key, error));
   }
 
   /** True once the first full list is in the cache. */
@@ -94,7 +99,7 @@ export class Reflector<T> implements RunningCache {
     return performance.now() - this.#lastHeard;
   }
 
-  /** Hears every later change to the cache, in order, before the next one is made. */
+  /** Hears every later change to the cache, in order, before the next one is made; a throw is reported, not passed on. */
   subscribe(listener: Listener<StoreChange<T>>): void {
     this.#changes.subscribe(listener);
   }

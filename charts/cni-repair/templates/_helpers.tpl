@@ -109,12 +109,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/component: {{ include "cni-repair.component" . }}
 {{- end -}}
 
+{{/*
+The controller image. image.repository has no default while no release has published an image: a clear error
+instead of pods stuck pulling an image that does not exist.
+*/}}
 {{- define "cni-repair.image" -}}
+{{- $repository := required "image.repository is required: no cni-repair image has been published yet. Build and push one (make image IMAGE_PUSH=registry.example.com/cni-repair:<version>), then --set image.repository=registry.example.com/cni-repair" .Values.image.repository -}}
 {{- $tag := default .Chart.AppVersion .Values.image.tag -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}:{{ $tag }}@{{ .Values.image.digest }}
+{{ $repository }}:{{ $tag }}@{{ .Values.image.digest }}
 {{- else -}}
-{{ .Values.image.repository }}:{{ $tag }}
+{{ $repository }}:{{ $tag }}
 {{- end -}}
 {{- end -}}
 

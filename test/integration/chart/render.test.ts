@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
 import { envVarName, flagNames } from "../../../src/config/flags.js";
 import { describeFieldSelector } from "../../../src/config/selectors.js";
-import { chartDir, helm, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import {
   controllerContainer,
   OVERLAYS,
@@ -24,14 +24,14 @@ describe("chart: helm lint, schema and template", function () {
 
   it("passes helm lint --strict in every mode", async () => {
     for (const mode of OVERLAYS) {
-      const result = await runHelm(["lint", "--strict", chartDir(), "--set", `mode=${mode}`]);
+      const result = await runHelm(["lint", "--strict", chartDir(), ...setValues({ ...IMAGE_VALUES, mode })]);
       expect(result.code, `${mode}:\n${result.stdout}${result.stderr}`).to.equal(0);
       expect(result.stdout).to.match(/1 chart\(s\) linted, 0 chart\(s\) failed/);
     }
   });
 
   const refusal = async (values: Record<string, string>) => {
-    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues(values)]);
+    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues({ ...IMAGE_VALUES, ...values })]);
     expect(result.code, JSON.stringify(values)).to.not.equal(0);
     return result.stderr;
   };
@@ -110,6 +110,15 @@ describe("chart: helm lint, schema and template", function () {
     }
   });
 
+  it("image.repository is required (no image is published yet): without it the chart fails naming the value", async () => {
+    for (const values of [{}, { "image.repository": "" }]) {
+      const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues(values)]);
+      expect(result.code, JSON.stringify(values)).to.not.equal(0);
+      expect(result.stderr).to.include("image.repository is required");
+      expect(result.stderr).to.include("--set image.repository=");
+    }
+  });
+
   it("defaults: Linux nodes, the chart's own PriorityClass, the image of the chart's appVersion", async () => {
     const chart = await helm(["show", "chart", chartDir()]);
     const appVersion = /^appVersion: "?([^"\n]+)"?$/m.exec(chart)?.[1];
@@ -121,11 +130,11 @@ describe("chart: helm lint, schema and template", function () {
       const [priorityClass] = objectsOfKind<V1PriorityClass>(rendered, "PriorityClass");
       expect(priorityClass?.metadata?.name).to.equal("cni-repair-critical");
       expect(priorityClass?.value).to.equal(1_000_000_000);
-      expect(controllerContainer(rendered).image).to.equal(`ghcr.io/cni-repair/cni-repair:${appVersion}`);
+      expect(controllerContainer(rendered).image).to.equal(`${IMAGE_VALUES["image.repository"]}:${appVersion}`);
     }
     const digest = `sha256:${"ab".repeat(32)}`;
     const pinned = await renderChart("cluster", { "image.digest": digest, "image.tag": "1.2.3" });
-    expect(controllerContainer(pinned).image).to.equal(`ghcr.io/cni-repair/cni-repair:1.2.3@${digest}`);
+    expect(controllerContainer(pinned).image).to.equal(`${IMAGE_VALUES["image.repository"]}:1.2.3@${digest}`);
   });
 
   it("every value reaches the controller as its flag, and the controller accepts them all", async () => {

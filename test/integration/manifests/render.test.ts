@@ -176,7 +176,7 @@ describe("manifests: rendered overlays", () => {
     });
   }
 
-  it("every overlay runs the image of the chart's values and appVersion, and names no other", () => {
+  it("every overlay (and repair CronJob component) runs the image of the chart's values and appVersion, and names no other", () => {
     const values = readFileSync(repositoryFile("charts/cni-repair/values.yaml"), "utf8");
     const repository = /^ {2}repository: (\S+)$/m.exec(values)?.[1];
     const appVersion = /^appVersion: "([^"]+)"$/m.exec(
@@ -186,9 +186,19 @@ describe("manifests: rendered overlays", () => {
       expect(controllerContainer(render(overlay)).image, overlay).to.equal(`${repository}:${appVersion}`);
     }
     const mentions = yamlFiles(manifestsDir()).filter((file) => /^\s*image:/m.test(readFileSync(file, "utf8")));
-    expect(mentions.map((file) => file.slice(manifestsDir().length + 1))).to.deep.equal(
-      OVERLAYS.map((overlay) => `overlays/${overlay}/cni-repair.yaml`).sort(),
-    );
+    const cronJobs = ["cluster", "dry-run", "label-only"].map((mode) => `repair-cronjob/${mode}/cronjob.yaml`);
+    expect(mentions.map((file) => file.slice(manifestsDir().length + 1))).to.deep.equal([
+      ...OVERLAYS.map((overlay) => `overlays/${overlay}/cni-repair.yaml`).sort(),
+      ...cronJobs,
+    ]);
+    // The same image, so that a kustomization's `images:` moves the pass with the controller.
+    for (const file of cronJobs) {
+      const images = [...readFileSync(join(manifestsDir(), file), "utf8").matchAll(/^\s*image: (\S+)$/gm)];
+      expect(
+        images.map((match) => match[1]),
+        file,
+      ).to.deep.equal([`${repository}:${appVersion}`]);
+    }
   });
 
   it("the DaemonSet and the Deployment share the same container, apart from args, env, resources and Node flags", () => {
