@@ -104,6 +104,21 @@ export function validatorStatus(container: string, outcome: ValidatorOutcome): V
   }
 }
 
+/** A container whose only run ended with exit 0, as the kubelet reports it in a Succeeded pod. */
+export function completedContainer(name: string, image: string): V1ContainerStatus {
+  const now = new Date();
+  return {
+    name,
+    image,
+    imageID: "",
+    ready: false,
+    started: false,
+    restartCount: 0,
+    state: { terminated: { exitCode: 0, reason: "Completed", startedAt: now, finishedAt: now } },
+    lastState: {},
+  };
+}
+
 /** Writes status the way the kubelet does, through the pods/status subresource. Returns the updated pod. */
 export async function writePodStatus(
   api: CoreV1Api,

@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { crashLoopingApp, runningApp, sandboxReadyCondition } from "../../harness/ambient-pods.js";
 import { repositoryFile } from "../../harness/binaries.js";
 import { agentReadyCondition } from "../../harness/cni-agents.js";
-import { validatorStatus } from "../../harness/pod-fixtures.js";
+import { completedContainer, validatorStatus } from "../../harness/pod-fixtures.js";
 
 type Recorded = {
   readonly file: string;
@@ -71,6 +71,11 @@ const HAND_WRITTEN: {
   {
     what: "validator passed (validatorStatus succeeded)",
     status: validatorStatus("istio-validation", { kind: "succeeded" }),
+    like: initStatus("istio-healthy.json"),
+  },
+  {
+    what: "a container that ran to completion (pod-fixtures completedContainer; repair-cronjob.test.ts)",
+    status: completedContainer("cni-repair", "registry.invalid/cni-repair:1"),
     like: initStatus("istio-healthy.json"),
   },
   {
