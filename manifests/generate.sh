@@ -103,14 +103,14 @@ for presets in "${combinations[@]}"; do
     echo "    patch: |-"
     echo "      - { op: test, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $default_preset }"
     echo "      - { op: replace, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
-    # Without the istio rule nothing reads Istio's repair settings: no Role in Istio's namespace (which may not exist).
+    # Without the istio rule nothing reads Istio's repair settings: no ClusterRole for them.
     if [[ ,$presets, != *,istio,* ]]; then
-      for kind in Role RoleBinding; do
+      for kind in ClusterRole ClusterRoleBinding; do
         echo "  - patch: |-"
         echo "      \$patch: delete"
         echo "      apiVersion: rbac.authorization.k8s.io/v1"
         echo "      kind: $kind"
-        echo "      metadata: { name: cni-repair-istio-repair, namespace: istio-system }"
+        echo "      metadata: { name: cni-repair-istio-repair }"
       done
     fi
   } >"$out/$dir/kustomization.yaml"

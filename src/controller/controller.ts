@@ -57,6 +57,12 @@ export class Controller {
     else this.#options.queue.addAfter(key, afterMs);
   }
 
+  /** No key ready to be worked and none in work (keys waiting out a delay do not count): scan's pass is done. */
+  idle(): boolean {
+    const { queue } = this.#options;
+    return queue.depth === 0 && queue.processingCount === 0;
+  }
+
   /** Runs the workers until the signal aborts (the queue shuts down); resolves once each has finished its key. */
   async run(signal: AbortSignal): Promise<void> {
     const { queue, workers } = this.#options;

@@ -17,6 +17,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import type { StoreChange } from "./facts-store.js";
 import type { NamespaceFacts } from "./namespace-facts.js";
+import { podsAsProtobuf, projectionOf } from "./pod-projection.js";
 import { type PodChange, PodStore } from "./pod-store.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
@@ -67,6 +68,7 @@ export class PodCache {
       scope: config.scope,
       watchList: config.watchList,
       store: this.store,
+      protobuf: podsAsProtobuf(projectionOf(schema)),
       transform: (pod) => {
         const facts = toPodFacts(pod, schema);
         return facts && inScope(facts.namespace) ? facts : undefined;
@@ -81,8 +83,7 @@ export class PodCache {
     this.reflector.subscribe((change) => this.#changed(change));
     options.namespaces?.subscribe((change) => {
       const context = options.context();
-      for (const facts of this.store.values())
-        if (facts.namespace === change.key) options.enrolment.observe(facts, context);
+      for (const facts of this.store.inNamespace(change.key)) options.enrolment.observe(facts, context);
     });
   }
 

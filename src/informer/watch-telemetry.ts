@@ -34,6 +34,14 @@ export function watchTelemetry(
       }
       heard();
     },
+    undecodable: (key, error) => {
+      metrics.watchUndecodableObjects.inc({ resource });
+      log.warn("object not readable as protobuf: reading it as JSON", {
+        ...(key !== undefined && { namespace: key.namespace, name: key.name }),
+        error: messageOf(error),
+        ...(key === undefined && { fallback: "the whole watch, as JSON from now on" }),
+      });
+    },
     watchRestart: (reason, error) => {
       metrics.watchRestarts.inc({ resource, reason });
       const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };

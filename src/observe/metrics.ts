@@ -90,6 +90,11 @@ export type Metrics = {
   readonly watchRestarts: LabelledCounter<{ resource: WatchResource; reason: WatchRestartReason }>;
   /** cni_repair_listener_failures_total: a subscriber of a watch's changes threw (a bug); the others still heard it. */
   readonly listenerFailures: LabelledCounter<{ resource: WatchResource }>;
+  /**
+   * cni_repair_watch_undecodable_objects_total: objects a list or watch could not read as protobuf (each read again
+   * as JSON; never dropped).
+   */
+  readonly watchUndecodableObjects: LabelledCounter<{ resource: WatchResource }>;
   /** cni_repair_watch_events_total */
   readonly watchEvents: LabelledCounter<{ resource: WatchResource; type: WatchEventType }>;
   /** cni_repair_cache_pods */
@@ -172,6 +177,11 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   const listenerFailures = counter(
     "cni_repair_listener_failures_total",
     "Changes of a watched resource on which one of its listeners threw (a bug); the other listeners still heard them.",
+    ["resource"],
+  );
+  const watchUndecodableObjects = counter(
+    "cni_repair_watch_undecodable_objects_total",
+    "Objects a list or watch could not read as protobuf, by watched resource; each is read again as JSON.",
     ["resource"],
   );
   // Both series are read from the watches' tallies at scrape time (whichever is collected first moves them).
@@ -294,6 +304,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     retriesExhausted,
     watchRestarts,
     listenerFailures,
+    watchUndecodableObjects,
     watchEvents,
     cachePods,
     lastSyncTimestampSeconds,
@@ -355,6 +366,7 @@ export function initWatchSeries(metrics: Metrics, resource: WatchResource): void
   for (const reason of WATCH_RESTART_REASONS) metrics.watchRestarts.inc({ resource, reason }, 0);
   for (const type of WATCH_EVENT_TYPES) metrics.watchEvents.inc({ resource, type }, 0);
   metrics.listenerFailures.inc({ resource }, 0);
+  metrics.watchUndecodableObjects.inc({ resource }, 0);
   // inc by 0: creates the series at 0, and leaves one that has synced already as it is.
   metrics.lastSyncTimestampSeconds.inc({ resource }, 0);
 }

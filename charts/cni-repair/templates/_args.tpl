@@ -57,7 +57,7 @@ so they are left out of its line.
   (list "cni-agent-gate" $v.cniAgent.gate)
   (list "cni-agent-min-ready" $v.cniAgent.minReady)
   (list "cni-agent-selector" $v.cniAgent.selector)
-  (list "cni-agent-namespace" $v.cniAgent.namespace)
+  (list "cni-agent-namespace" (include "cni-repair.agentNamespaces" $ctx))
   (list "istio-repair" $v.istioRepair)
   (list "startup-taint" $v.startupTaint.mode)
   (list "startup-taint-keys" $v.startupTaint.keys)

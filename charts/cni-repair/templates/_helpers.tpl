@@ -78,9 +78,20 @@ two releases never share or fight over one; none when neither. priorityClassName
 {{- if and (has "istio" .Values.presets) (ne .Values.istioRepair "ignore") }}true{{ end -}}
 {{- end -}}
 
-{{- /* Where Istio's CNI agent and its istio-cni-config live: cniAgent.namespace, else istio-system (as the preset). */ -}}
+{{- /* --cni-agent-namespace: cniAgent.namespace for every rule, then cniAgent.namespaces' rule=namespace entries. */ -}}
+{{- define "cni-repair.agentNamespaces" -}}
+{{- $entries := list -}}
+{{- with .Values.cniAgent.namespace }}{{ $entries = append $entries . }}{{ end -}}
+{{- range $rule, $namespace := .Values.cniAgent.namespaces }}
+{{- $entries = append $entries (printf "%s=%s" $rule $namespace) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end -}}
+
+{{- /* Where Istio's repair settings are read when pinned (the istio rule's agent namespace); empty: found anywhere. */ -}}
 {{- define "cni-repair.istioNamespace" -}}
-{{- default "istio-system" .Values.cniAgent.namespace -}}
+{{- $perRule := .Values.cniAgent.namespaces | default dict -}}
+{{- get $perRule "istio" | default .Values.cniAgent.namespace -}}
 {{- end -}}
 
 {{- define "cni-repair.leaseName" -}}

@@ -7,7 +7,7 @@ import type { V1CronJob, V1Service } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
 import { type FlagName, flags } from "../../../src/config/flags.js";
-import { chartDir, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, IMAGE_VALUES, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import { controllerContainer, objectsOfKind, podCommand, workloadOf } from "../../harness/overlays.js";
 
 const PLACEMENT = { namespace: "cni-repair", nodeName: "node-a", podName: "cni-repair-repair-x" };
@@ -147,7 +147,7 @@ describe("chart: the repair CronJob", function () {
       "template",
       "cni-repair",
       chartDir(),
-      ...setValues({ mode: "per-node", "cronJob.enabled": "true" }),
+      ...setValues({ ...IMAGE_VALUES, mode: "per-node", "cronJob.enabled": "true" }),
     ]);
     expect(result.code).to.not.equal(0);
     expect(result.stderr).to.include("cronJob.enabled: not in mode per-node");

@@ -113,9 +113,13 @@ describe("e2e: startup taint prevention beside repair", function () {
     ).to.deep.equal([]);
     expect(repairE.wrong).to.deep.equal([]);
 
-    // Only the taint changed: the PATCH tested the list as read and set it without our key, nothing else.
+    // Only the taint changed: the PATCH tested the version and the list judged and set it without our key, nothing else.
     const ops = removals[0]?.requestObject as unknown as { op: string; path: string }[];
-    expect(ops.map((op) => `${op.op} ${op.path}`)).to.deep.equal(["test /spec/taints", "remove /spec/taints"]);
+    expect(ops.map((op) => `${op.op} ${op.path}`)).to.deep.equal([
+      "test /metadata/resourceVersion",
+      "test /spec/taints",
+      "remove /spec/taints",
+    ]);
     expect(await taintKeys(cluster.api, "node-d")).to.deep.equal([]);
     expect(await taintKeys(cluster.api, "node-e")).to.deep.equal([]);
 

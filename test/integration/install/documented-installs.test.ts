@@ -20,14 +20,7 @@ import {
 import { helm } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import { installMonitoringCrds, removeMonitoringCrds } from "../../harness/monitoring-crds.js";
-import {
-  applyIstioNamespace,
-  applyNamespace,
-  INSTALL,
-  type Overlay,
-  podCommand,
-  uninstall,
-} from "../../harness/overlays.js";
+import { applyNamespace, INSTALL, type Overlay, podCommand, uninstall } from "../../harness/overlays.js";
 import { ownedTempDir } from "../../harness/owned-dirs.js";
 import { expectPolicyFollowsPresets } from "../../harness/preset-admission.js";
 import type { Preset } from "../../harness/presets.js";
@@ -137,8 +130,6 @@ describe("docs: every documented install step does what it says", function () {
   before(async () => {
     await installMonitoringCrds(controlPlane());
     await freshCluster();
-    // The docs install beside an installed Istio: its namespace is there (the istio preset's Role goes into it).
-    await applyIstioNamespace(controlPlane());
   });
 
   after(async () => {

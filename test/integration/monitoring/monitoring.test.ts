@@ -85,6 +85,8 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
         `--field-selector=metadata.namespace=${namespace}`,
         `--cni-agent-namespace=${namespace}`,
         "--preset=istio,linkerd",
+        // The test's CNI agents are not Istio's: nothing repairs in place (see e2e-controller.ts).
+        "--istio-repair=ignore",
         "--leader-elect=true",
         `--leader-election-namespace=${namespace}`,
         "--retry-period=500ms",
