@@ -167,7 +167,7 @@ test-integration: build controlplane kwok prometheus podman node image tools ist
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build bundle lint controlplane kwok prometheus podman node image tools istio ## Type-check, lint, unit and integration tests (installs everything first)
+test: build bundle lint controlplane kwok prometheus podman node image tools istio $(if $(BENCH_ISTIO_REPAIR),,istio-repair) ## Type-check, lint, unit and integration tests, bench smoke (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)
@@ -177,21 +177,25 @@ demo: build controlplane-server ## Local control plane + broken mesh pods + the 
 	node dist/test/demo/demo.js $(ARGS)
 
 # Benchmarks (bench/README.md): sizes and durations come from BENCH_* variables, e.g. BENCH_PODS=100000.
-BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
+# Istio's repair controller is in every run (cached build, bench/istio-repair/build.sh); BENCH_ISTIO_REPAIR given
+# (a path, or `off` to leave it out, said as SKIPPED) wins. A smoke run without it and without `off` fails.
+WITH_ISTIO_REPAIR := if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then \
+  BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; export BENCH_ISTIO_REPAIR; fi;
+BENCH_SMOKE_RUN := @$(WITH_ISTIO_REPAIR) BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
 
 .PHONY: bench
 bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~60 min; BENCH_PODS=100000 scales up) into bench/results/
-	@if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; \
-	  export BENCH_ISTIO_REPAIR; fi; node dist/bench/run.js
+	@$(WITH_ISTIO_REPAIR) node dist/bench/run.js
 
 # Istio's own repair controller for the side-by-side runs: the first build compiles istio's dependency tree (niced,
-# 10-20 min on 2 busy cores); `make bench` does it too, this target only builds ahead (e.g. in the background).
+# 10-20 min on 2 busy cores); `make bench`, `bench-smoke` and `test` do it too (cached: once), this target only
+# builds ahead (e.g. in the background).
 .PHONY: istio-repair
 istio-repair: ## Build (once, cached) Istio's repair controller from the Go module proxy (bench/istio-repair/go.mod)
 	bench/istio-repair/build.sh
 
 .PHONY: bench-smoke
-bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
+bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), with Istio's controller (built once), so they keep working
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: run

@@ -64,16 +64,17 @@ export async function livePods(cluster: RealNodeCluster, namespace: string, labe
 
 /** Waits until `count` pods of the namespace crash-loop on the validator; returns them. */
 export async function waitCrashLooping(cluster: RealNodeCluster, namespace: string, count: number): Promise<V1Pod[]> {
-  return await waitFor(
+  const { looping } = await waitFor(
     `${count} pods in ${namespace} crash-looping on Istio's validator`,
     async () => {
       cluster.assertRunning();
       const pods = await livePods(cluster, namespace);
       const looping = pods.filter(crashLooping);
-      return looping.length === count && pods.length === count ? looping : undefined;
+      return looping.length === count && pods.length === count ? { looping } : undefined;
     },
     { timeoutMs: 180_000, intervalMs: 500 },
   );
+  return looping;
 }
 
 export type RaceReport = {

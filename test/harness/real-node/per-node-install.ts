@@ -43,7 +43,7 @@ async function installOnNode(cluster: RealNodeCluster, rendered: Rendered): Prom
 /** cni-repair's pods that are Ready, once `count` of them are. */
 export async function readyControllerPods(cluster: RealNodeCluster, count: number): Promise<V1Pod[]> {
   const api = cluster.plane.kubeConfig().makeApiClient(CoreV1Api);
-  return await waitFor(
+  const { ready } = await waitFor(
     `${count} cni-repair pod(s) to be Ready`,
     async () => {
       cluster.assertRunning();
@@ -51,10 +51,11 @@ export async function readyControllerPods(cluster: RealNodeCluster, count: numbe
       const ready = pods.items.filter((pod) =>
         pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
       );
-      return ready.length >= count ? ready : undefined;
+      return ready.length >= count ? { ready } : undefined;
     },
     { timeoutMs: 120_000, intervalMs: 500 },
   );
+  return ready;
 }
 
 /**

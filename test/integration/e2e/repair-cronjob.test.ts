@@ -20,7 +20,7 @@ import { kubectl } from "../../harness/kubectl.js";
 import { kubeletServiceEnv } from "../../harness/kubelet-service-env.js";
 import type { ManagedProcess } from "../../harness/managed-process.js";
 import { INSTALL, installRendered, podCommand } from "../../harness/overlays.js";
-import { writePodStatus } from "../../harness/pod-fixtures.js";
+import { completedContainer, writePodStatus } from "../../harness/pod-fixtures.js";
 import { inClusterAs } from "../../harness/service-account-files.js";
 import { waitFor } from "../../harness/wait.js";
 
@@ -118,22 +118,12 @@ describe("chart: the repair CronJob's Job in the release namespace starts and re
 
   /** Marks the pod Succeeded as the kubelet would after exit 0; the Job controller then completes the Job. */
   const finish = async (pod: V1Pod, job: string) => {
-    const now = new Date();
     await writePodStatus(
       api,
       { namespace: INSTALL.namespace, name: pod.metadata?.name ?? "" },
       {
         phase: "Succeeded",
-        containerStatuses: [
-          {
-            name: "cni-repair",
-            image: pod.spec?.containers[0]?.image ?? "",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 0, reason: "Completed", startedAt: now, finishedAt: now } },
-          },
-        ],
+        containerStatuses: [completedContainer("cni-repair", pod.spec?.containers[0]?.image ?? "")],
       },
     );
     await waitFor(

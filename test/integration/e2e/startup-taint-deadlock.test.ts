@@ -81,14 +81,12 @@ describe("e2e on a real node: every node registered with the startup taint, cni-
     await helm(["install", RELEASE, chartDir(), "--namespace", INSTALL.namespace, ...setValues(VALUES)], { plane });
     installed = true;
 
-    const controllers = await waitFor(
+    const { pods: controllers } = await waitFor(
       "cni-repair's pods to be scheduled on the tainted node and turn Ready",
       async () => {
         cluster?.assertRunning();
         const pods = (await api.listNamespacedPod({ namespace: INSTALL.namespace })).items;
-        return pods.length > 0 && pods.every((pod) => pod.spec?.nodeName === node.name && isReady(pod))
-          ? pods
-          : undefined;
+        return pods.length > 0 && pods.every((pod) => pod.spec?.nodeName === node.name && isReady(pod)) && { pods };
       },
       { timeoutMs: 180_000, intervalMs: 500 },
     );
@@ -98,12 +96,13 @@ describe("e2e on a real node: every node registered with the startup taint, cni-
 
     const switchedAtMs = Date.now();
     node.setMeshAgentReady(true);
-    const [workload] = await waitFor(
+    const { workload } = await waitFor(
       "the workload's pod to bind and run",
       async () => {
         cluster?.assertRunning();
         const { pods, healthy } = await appPods(api, namespace, "web");
-        return pods.length === 1 && healthy === 1 ? pods : undefined;
+        const [pod, ...others] = pods;
+        return pod !== undefined && others.length === 0 && healthy === 1 && { workload: pod };
       },
       { timeoutMs: 120_000, intervalMs: 250 },
     );

@@ -133,10 +133,10 @@ describe("e2e: startup taint prevention beside repair", function () {
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "agent_ready" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "node_created" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_nodes", { key })).to.equal(0);
-    const events = await waitFor("the StartupTaintRemoved Event on node-d", async () => {
+    const { events } = await waitFor("the StartupTaintRemoved Event on node-d", async () => {
       const list = await cluster.api.listNamespacedEvent({ namespace: "default" });
       const found = list.items.filter((e) => e.involvedObject.kind === "Node" && e.reason?.startsWith("StartupTaint"));
-      return found.length > 0 ? found : undefined;
+      return found.length > 0 && { events: found };
     });
     expect(events.map((e) => `${e.involvedObject.name}:${e.reason}`)).to.deep.equal(["node-d:StartupTaintRemoved"]);
     cluster.assertComponentsRunning();

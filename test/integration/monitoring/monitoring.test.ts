@@ -108,7 +108,10 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
       targets: [{ address, labels: { cluster: CLUSTER, namespace: "cni-repair", pod: POD } }],
       ruleFiles: [alertsFile],
     });
-    await waitFor("a first scrape", async () => (await prometheus?.series(`cni_repair_leader{job="${JOB}"}`))?.length);
+    await waitFor(
+      "a first scrape",
+      async () => ((await prometheus?.series(`cni_repair_leader{job="${JOB}"}`))?.length ?? 0) > 0,
+    );
     await createBrokenPods(api, namespace, STORM_PODS);
 
     // Standby: nobody repairs, and the no-leader alert's expression sees it.
@@ -285,12 +288,12 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
       else expect(series, `${key}: ${rule.query}`).to.deep.equal([]);
     }
     // Prometheus' own evaluation agrees: the firing ones are pending (their `for:` has not passed yet).
-    const alerts = await waitFor("the pending alerts", async () => {
+    const { alerts } = await waitFor("the pending alerts", async () => {
       const response = await fetch(`${prometheus?.url}/api/v1/alerts`);
       const body = (await response.json()) as {
         data: { alerts: { labels: { alertname: string; severity: string }; state: string }[] };
       };
-      return body.data.alerts.length === FIRING.length ? body.data.alerts : undefined;
+      return body.data.alerts.length === FIRING.length && { alerts: body.data.alerts };
     });
     expect(alerts.map((alert) => ruleKey(alert.labels.alertname, alert.labels)).sort()).to.deep.equal(
       [...FIRING].sort(),

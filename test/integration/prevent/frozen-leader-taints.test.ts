@@ -56,12 +56,13 @@ describe("startup taints: a leader frozen with a taint due and resumed later", f
       `--leader-election-namespace=${t.namespace}`,
     ];
     const replicas = [await t.start(args), await t.start(args)];
-    const [leader, follower] = await waitFor(
+    const { leader, follower } = await waitFor(
       "one leader",
       async () => {
         const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
         if (flags.filter((flag) => flag === 1).length !== 1) return undefined;
-        return flags[0] === 1 ? replicas : [...replicas].reverse();
+        const [first, second] = flags[0] === 1 ? replicas : [...replicas].reverse();
+        return first && second && { leader: first, follower: second };
       },
       { timeoutMs: 20_000 },
     );

@@ -4,27 +4,22 @@
 // itself. Each change of the settings is picked up by the running controller. The audit log is the ground truth.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  AppsV1Api,
-  CoreV1Api,
-  EventsV1Api,
-  RbacAuthorizationV1Api,
-  type V1ContainerStatus,
-} from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, EventsV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { inClusterIdentity } from "../../harness/in-cluster.js";
-import { writePodStatus } from "../../harness/pod-fixtures.js";
+import { validatorStatus, writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
 
 const NODE = "istio-node";
 const MIN_READY_MS = 1_000;
+/** Istio's repair grace beyond min-ready, 10 s (a literal: a grace changed by mistake must fail here). */
+const ISTIO_REPAIR_GRACE_MS = 10_000;
 
 describe("beside Istio's repair (istio-cni-config)", function () {
   this.timeout(120_000);
@@ -56,21 +51,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   };
 
   /** The validator's status as the kubelet writes it after a failed run: crash loop, this run's finish time. */
-  const validatorFailed = (finishedAt: Date, restartCount: number): V1ContainerStatus => ({
-    name: "istio-validation",
-    image: "registry.invalid/validator:1",
-    imageID: "",
-    ready: false,
-    restartCount,
-    state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
-    lastState: { terminated: { exitCode: 126, reason: "Error", startedAt: finishedAt, finishedAt } },
-  });
-  const failAt = async (name: string, finishedAt: Date, restartCount: number) =>
-    await writePodStatus(
-      api,
-      { namespace, name },
-      { phase: "Pending", initContainerStatuses: [validatorFailed(finishedAt, restartCount)] },
-    );
+  const failAt = async (name: string, finishedAt: Date, restarts: number) => {
+    const validator = validatorStatus("istio-validation", { kind: "crashloop", exitCode: 126, restarts, finishedAt });
+    await writePodStatus(api, { namespace, name }, { phase: "Pending", initContainerStatuses: [validator] });
+  };
 
   /** A pod broken before the agent turned Ready: Istio's repair gets its chance when the agent is up. */
   const brokenBeforeAgent = async (name: string, agentReadyAt: number) => {
@@ -123,11 +107,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(1);
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "never_restarts" })).to.equal(1);
     expect(await held("mesh_repair_pending")).to.equal(0);
-    const notes = await waitFor("the fallback Event", async () => {
-      const events = await eventNotes(namespace, "fixable");
-      return events.some((note) => note.includes("Istio's fallback")) && events;
+    const { fallback } = await waitFor("the fallback Event", async () => {
+      const note = (await eventNotes(namespace, "fixable")).find((text) => text.includes("Istio's fallback"));
+      return note !== undefined && { fallback: note };
     });
-    const fallback = notes.find((note) => note.includes("Istio's fallback")) ?? "";
     expect(fallback).to.include(`the validator's run 4, started at ${again.toISOString()}`);
     expect(fallback).to.include(
       `the CNI agent Ready since ${new Date(Math.floor(agentReadyAt / 1000) * 1000).toISOString()}`,

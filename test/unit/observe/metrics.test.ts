@@ -1,10 +1,10 @@
 // createMetrics: every known series exists at zero on a fresh registry, and registries stay independent.
 
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { startEventLoopMonitor } from "../../../src/observe/event-loop-monitor.js";
 import { createMetrics, REPAIR_LATENCY_BUCKETS } from "../../../src/observe/metrics.js";
+import { FakeClock } from "../fake-clock.js";
 
 describe("observe/metrics", () => {
   it("initialises every known label combination to zero", async () => {
@@ -110,20 +110,18 @@ describe("observe/metrics", () => {
   });
 
   it("takes the event-loop lag series from the heartbeat it is given, and none from a sampler of its own", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
     try {
       const registry = new Registry();
       createMetrics(registry, { ruleNames: ["istio"], version: "1", eventLoop: monitor });
-      const until = Date.now() + 120;
-      while (Date.now() < until) {
-        // Busy-wait: the next heartbeat comes 120 ms late.
-      }
-      await sleep(40);
+      clock.block(130); // the heartbeat due at 10 comes 120 ms late
+      clock.advance(40);
       const value = async (name: string) =>
         Number(new RegExp(`^${name} (\\S+)$`, "m").exec(await registry.metrics())?.[1]);
-      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.at.least(0.1);
-      // The scrape took the heartbeats: the next one sees only those since.
-      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.below(0.1);
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.closeTo(0.12, 1e-3);
+      // The scrape took the heartbeats: the next one sees only those since (none: 0).
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.equal(0);
       const without = new Registry();
       createMetrics(without, { ruleNames: ["istio"], version: "1" });
       expect(await without.metrics()).to.not.include("nodejs_eventloop_lag");

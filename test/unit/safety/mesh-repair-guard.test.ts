@@ -4,12 +4,14 @@
 import { expect } from "chai";
 import type { ContainerState, PodFacts, Termination } from "../../../src/detect/facts.js";
 import type { IstioRepairSettings, IstioRepairState } from "../../../src/detect/istio-repair-settings.js";
-import { ISTIO_REPAIR_GRACE_MS, meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
+import { meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
 import { exited, init, podFacts } from "../../support/pod-builders.js";
 
 const NOW = Date.parse("2026-12-04T12:00:00Z");
 const MIN_READY = 10_000;
 const READY_SINCE = NOW - 3_600_000;
+/** Istio's repair grace beyond min-ready, 10 s (a literal: a grace changed by mistake must fail here). */
+const ISTIO_REPAIR_GRACE_MS = 10_000;
 /** The first moment a failed run may have started for its failure to say Istio's repair did not work. */
 const LATE = READY_SINCE + MIN_READY + ISTIO_REPAIR_GRACE_MS + 1;
 
