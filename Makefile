@@ -60,6 +60,12 @@ define apt_when_missing
     -o DPkg::Lock::Timeout=300 $(2) >/dev/null; }
 endef
 
+# Istio's data plane (CNI agent, plugin, pilot-agent) from Istio's sources, for the real-node e2e test beside the
+# real Istio (test/istio/build.sh; the pin is test/istio/go.mod). Cold, the longest build of all: see docs/development.md.
+.PHONY: istio
+istio: node ## Build (once, cached) Istio's install-cni, istio-cni and pilot-agent from the Go module proxy, and their images
+	test/istio/images.sh >/dev/null
+
 .PHONY: tools
 tools: ## Build (once, cached) helm and actionlint from the Go module proxy (tools/*/go.mod); shellcheck from Debian
 	tools/build.sh helm >/dev/null
@@ -147,16 +153,21 @@ docs: build ## Regenerate docs/flags.md from --help (a unit test fails while it 
 fixtures-kubelet: build controlplane node ## Re-record test/fixtures/kubelet/*.json from a real kubelet (root)
 	node dist/test/fixtures/record-kubelet-statuses.js
 
+# The same for Istio's real validator and CNI agent (built from Istio's sources): test/fixtures/kubelet/istio-real.
+.PHONY: fixtures-istio
+fixtures-istio: build controlplane node istio ## Re-record test/fixtures/kubelet/istio-real/*.json from Istio's real validator and agent (root)
+	node dist/test/fixtures/record-istio-statuses.js
+
 .PHONY: test-unit
 test-unit: build ## Unit tests only (no control plane)
 	npx mocha --config test/mocharc.unit.json
 
 .PHONY: test-integration
-test-integration: build controlplane kwok prometheus podman node image tools ## Integration tests against a real etcd + kube-apiserver
+test-integration: build controlplane kwok prometheus podman node image tools istio ## Integration tests against a real etcd + kube-apiserver
 	npx mocha --config test/mocharc.integration.json
 
 .PHONY: test
-test: build bundle lint controlplane kwok prometheus podman node image tools ## Type-check, lint, unit and integration tests (installs everything first)
+test: build bundle lint controlplane kwok prometheus podman node image tools istio $(if $(BENCH_ISTIO_REPAIR),,istio-repair) ## Type-check, lint, unit and integration tests, bench smoke (installs everything first)
 	npx mocha --config test/mocharc.unit.json
 	npx mocha --config test/mocharc.integration.json
 	$(BENCH_SMOKE_RUN)
@@ -166,21 +177,25 @@ demo: build controlplane-server ## Local control plane + broken mesh pods + the 
 	node dist/test/demo/demo.js $(ARGS)
 
 # Benchmarks (bench/README.md): sizes and durations come from BENCH_* variables, e.g. BENCH_PODS=100000.
-BENCH_SMOKE_RUN := BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
+# Istio's repair controller is in every run (cached build, bench/istio-repair/build.sh); BENCH_ISTIO_REPAIR given
+# (a path, or `off` to leave it out, said as SKIPPED) wins. A smoke run without it and without `off` fails.
+WITH_ISTIO_REPAIR := if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then \
+  BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; export BENCH_ISTIO_REPAIR; fi;
+BENCH_SMOKE_RUN := @$(WITH_ISTIO_REPAIR) BENCH_SMOKE=1 BENCH_OUT=bench/results/smoke node dist/bench/run.js
 
 .PHONY: bench
 bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Istio's repair controller (~60 min; BENCH_PODS=100000 scales up) into bench/results/
-	@if [ -z "$${BENCH_ISTIO_REPAIR:-}" ]; then BENCH_ISTIO_REPAIR=$$(bench/istio-repair/build.sh)/istio-repair || exit 1; \
-	  export BENCH_ISTIO_REPAIR; fi; node dist/bench/run.js
+	@$(WITH_ISTIO_REPAIR) node dist/bench/run.js
 
 # Istio's own repair controller for the side-by-side runs: the first build compiles istio's dependency tree (niced,
-# 10-20 min on 2 busy cores); `make bench` does it too, this target only builds ahead (e.g. in the background).
+# 10-20 min on 2 busy cores); `make bench`, `bench-smoke` and `test` do it too (cached: once), this target only
+# builds ahead (e.g. in the background).
 .PHONY: istio-repair
 istio-repair: ## Build (once, cached) Istio's repair controller from the Go module proxy (bench/istio-repair/go.mod)
 	bench/istio-repair/build.sh
 
 .PHONY: bench-smoke
-bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), so they keep working
+bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), with Istio's controller (built once), so they keep working
 	$(BENCH_SMOKE_RUN)
 
 .PHONY: run

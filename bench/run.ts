@@ -11,6 +11,7 @@ import { findIstioRepair } from "./lib/istio-repair.js";
 import { BenchClient } from "./lib/kube-client.js";
 import { describeMachine } from "./lib/machine.js";
 import { growPopulation } from "./lib/population.js";
+import { lineOf, Skips } from "./lib/skips.js";
 import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
@@ -49,14 +50,11 @@ const candidate = params.candidate && {
 };
 const kinds: ControllerKind[] = candidate ? ["cni-repair", "candidate", "baseline"] : ["cni-repair", "baseline"];
 if (candidate) progress(`candidate: ${candidate.main} ${candidate.nodeFlags.join(" ")}`);
-const istioRepair = findIstioRepair();
+const skips = new Skips(progress);
+const istio = findIstioRepair();
+const istioRepair = istio.binary;
 // Istio's controller is node-scoped by construction (it always adds spec.nodeName=<node>): side-by-side runs only.
 const sideKinds: ControllerKind[] = istioRepair ? [...kinds, "istio"] : kinds;
-progress(
-  istioRepair
-    ? `Istio's repair controller: ${istioRepair}`
-    : "Istio's repair controller: not built, side-by-side runs without it (make bench builds it)",
-);
 progress(
   `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}; load ${machine.loadAverage.join(" ")}`,
 );
@@ -109,6 +107,16 @@ const outageRuns: WaveRun[] = [];
 const unexplainedRuns: WaveRun[] = [];
 // The baseline knows no CNI agent (it deletes during the outage) and no defaults: these compare cni-repair and Istio.
 const outageKinds = sideKinds.filter((kind) => kind !== "baseline");
+const unexplainedRounds = outage.unexplainedPods > 0 ? outage.rounds : 0;
+const istioRuns = [
+  params.side.pods > 0 && params.side.rounds > 0 && "side-by-side",
+  params.side.pods > 0 && unexplainedRounds > 0 && "unexplained-wave",
+  outage.rounds > 0 && outageShapes.length > 0 && "agent-outage",
+].filter((name) => name !== false);
+if (istio.binary !== undefined) progress(`Istio's repair controller: ${istio.binary}`);
+else if (istioRuns.length > 0) {
+  skips.skip(`Istio's repair controller in the ${istioRuns.join(", ")} runs`, istio.why, istio.asked);
+}
 const WAVE_TIMEOUT_MS = 300_000;
 /** Alternating who goes first, per round. */
 const inOrder = <T>(round: number, items: readonly T[]): readonly T[] =>
@@ -126,7 +134,6 @@ try {
       }
     }
   }
-  const unexplainedRounds = outage.unexplainedPods > 0 ? outage.rounds : 0;
   if (params.side.pods > 0 && params.side.rounds + unexplainedRounds > 0) {
     await createSidePods(ctx);
     for (let round = 1; round <= params.side.rounds; round++) {
@@ -196,7 +203,7 @@ try {
           `mass repair with default limits: ${mass.deleted}/${mass.pods} deleted within ${params.massLimitedSeconds} s`,
         );
       } else {
-        progress("mass repair with default limits: skipped, cni-repair has no deletion limits yet");
+        skips.skip("the mass repair with default limits", "cni-repair has no deletion limits yet", false);
       }
     }
     if (largest && params.soakSeconds > 0) {
@@ -253,7 +260,7 @@ const tables = (
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, unexplainedRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, unexplainedRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries, skipped: skips.all }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
@@ -280,9 +287,12 @@ const failed = [
   ...outageRuns.map((run) => ({ ...run, where: `agent outage on ${run.nodes} node(s)` })),
 ].filter((run) => run.error !== undefined);
 for (const run of failed) progress(`failed: ${run.controller} at ${run.where}, round ${run.round}: ${run.error}`);
+for (const skip of skips.all) progress(lineOf(skip));
 progress(`done in ${Math.round((performance.now() - began) / 1000)} s; results in ${resultsDir}`);
-// A smoke run must prove the scenarios work end to end: any failed trial fails it.
-if (params.smoke && (failed.length > 0 || (soak?.errors.length ?? 0) > 0)) process.exitCode = 1;
+// A smoke run must prove the scenarios work end to end: any failed trial, or scenario that could not run, fails it.
+if (params.smoke && (failed.length > 0 || (soak?.errors.length ?? 0) > 0 || skips.unasked.length > 0)) {
+  process.exitCode = 1;
+}
 
 function describe(trial: TrialResult): string {
   if (trial.error !== undefined) return `FAILED: ${trial.error}`;

@@ -10,6 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 helm=${HELM:-$("$root/tools/build.sh" helm)/helm}
 
 mkdir -p "$out"
-"$helm" lint --strict "$root/charts/cni-repair" >&2
+# Lint renders the templates, so it needs the value the chart requires (no image is published yet).
+"$helm" lint --strict "$root/charts/cni-repair" --set image.repository=registry.example.com/cni-repair >&2
 "$helm" package "$root/charts/cni-repair" --version "$version" --app-version "$version" --destination "$out" >&2
 echo "$out/cni-repair-$version.tgz"

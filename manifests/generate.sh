@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the kustomize manifests from the Helm chart (charts/cni-repair), the one source of both: `helm template`
-# once per mode, plus the Namespace, the ambient permissions and the monitoring objects on their own.
+# once per mode, plus the Namespace, the ambient permissions and the monitoring objects on their own, and copies of
+# the chart's alerts.yaml and dashboard.json.
 # Usage: manifests/generate.sh [output-dir]   (default: manifests/; the drift test writes elsewhere and compares)
 # CHART overrides the chart directory; HELM the helm binary (default: tools/build.sh helm, cached).
 set -euo pipefail
@@ -12,13 +13,16 @@ helm=${HELM:-$("$root/tools/build.sh" helm)/helm}
 modes=(cluster per-node label-only dry-run)
 
 header="# Generated from charts/cni-repair by manifests/generate.sh (make manifests): edit the chart, then regenerate."
+# The chart requires image.repository (no image is published yet): the overlays name the repository the release
+# workflow will publish to; users point it at their own with kustomize's images: (docs/operations.md).
+image=(--set image.repository=ghcr.io/cni-repair/cni-repair)
 
 # One file of rendered objects, under the header; helm's "# Source:" lines say which template each comes from.
 render() {
   local file=$1
   shift
   mkdir -p "$(dirname "$file")"
-  { echo "$header"; "$helm" template cni-repair "$chart" --namespace cni-repair "$@"; } >"$file"
+  { echo "$header"; "$helm" template cni-repair "$chart" --namespace cni-repair "${image[@]}" "$@"; } >"$file"
 }
 
 kustomization() {
@@ -41,7 +45,7 @@ first_object() {
 
 # The workload's --preset argument (args[1], after run: see workload.yaml) as the chart renders it with these values.
 preset_arg() {
-  "$helm" template cni-repair "$chart" --namespace cni-repair "$@" --show-only templates/workload.yaml |
+  "$helm" template cni-repair "$chart" --namespace cni-repair "${image[@]}" "$@" --show-only templates/workload.yaml |
     grep -m1 -o '"--preset=[^"]*"'
 }
 
@@ -94,16 +98,41 @@ for presets in "${combinations[@]}"; do
     echo "    patch: |-"
     echo "      - { op: test, path: /spec/template/spec/containers/0/args/1, value: $default_preset }"
     echo "      - { op: replace, path: /spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
-    # Without the istio rule nothing reads Istio's repair settings: no Role in Istio's namespace (which may not exist).
+    # The repair CronJob's pass, when its component came first (nothing to patch otherwise).
+    echo "  - target: { kind: CronJob, name: cni-repair-repair }"
+    echo "    patch: |-"
+    echo "      - { op: test, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $default_preset }"
+    echo "      - { op: replace, path: /spec/jobTemplate/spec/template/spec/containers/0/args/1, value: $(preset_arg "${values[@]}") }"
+    # Without the istio rule nothing reads Istio's repair settings: no ClusterRole for them.
     if [[ ,$presets, != *,istio,* ]]; then
-      for kind in Role RoleBinding; do
+      for kind in ClusterRole ClusterRoleBinding; do
         echo "  - patch: |-"
         echo "      \$patch: delete"
         echo "      apiVersion: rbac.authorization.k8s.io/v1"
         echo "      kind: $kind"
-        echo "      metadata: { name: cni-repair-istio-repair, namespace: istio-system }"
+        echo "      metadata: { name: cni-repair-istio-repair }"
       done
     fi
+  } >"$out/$dir/kustomization.yaml"
+done
+
+# The plain rules file and dashboard, for Prometheus and Grafana without the Operator: copies of the chart's, the one
+# source (a link out of the chart would leave a packaged or vendored chart without them).
+mkdir -p "$out/monitoring"
+cp "$chart/files/alerts.yaml" "$chart/files/dashboard.json" "$out/monitoring/"
+# The repair CronJob (chart value cronJob.enabled), one Component per mode that has one (per-node has none: each
+# node's instance repairs its own node), to add next to that mode's overlay, before any preset component.
+for mode in cluster label-only dry-run; do
+  dir=repair-cronjob/$mode
+  render "$out/$dir/cronjob.yaml" --set mode="$mode" --set cronJob.enabled=true --show-only templates/cronjob.yaml
+  {
+    echo "$header"
+    echo "# The scheduled repair pass (scan --repair) of the $mode overlay, in your kustomization: components: [<this"
+    echo "# directory>], listed before any preset component (which then sets the pass's --preset too)."
+    echo "apiVersion: kustomize.config.k8s.io/v1alpha1"
+    echo "kind: Component"
+    echo "resources:"
+    echo "  - cronjob.yaml"
   } >"$out/$dir/kustomization.yaml"
 done
 

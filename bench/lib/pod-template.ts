@@ -1,11 +1,25 @@
-// Pods shaped like Istio-injected Deployment pods (sidecar, probes, env, volumes) and the statuses a kubelet writes.
+// Pods shaped like Istio-injected Deployment pods and the statuses a kubelet writes. The injected parts follow
+// Istio's injection template (manifests/charts/istio-control/istio-discovery/files/injection-template.yaml, istio/istio
+// at 86c9f01, Aug 2026) with the istio-cni chart on and default values: its annotations, the istio-validation init
+// container with its iptables arguments and security context, the proxy's env (PROXY_CONFIG and ISTIO_META_*),
+// probes, mounts and volumes.
 
 import { createHash } from "node:crypto";
 
 const SIDECAR_STATUS = JSON.stringify({
   initContainers: ["istio-validation"],
   containers: ["istio-proxy"],
-  volumes: ["workload-socket", "credential-socket", "workload-certs", "istio-envoy", "istio-data", "istio-podinfo"],
+  volumes: [
+    "workload-socket",
+    "credential-socket",
+    "workload-certs",
+    "istio-envoy",
+    "istio-data",
+    "istio-podinfo",
+    "istio-token",
+    "istiod-ca-cert",
+    "istio-ca-crl",
+  ],
   imagePullSecrets: null,
   revision: "default",
 });
@@ -13,13 +27,43 @@ const PROXY_IMAGE = "docker.io/istio/proxyv2:1.24.2";
 const TIME = "2025-03-04T10:15:00Z";
 
 const fieldEnv = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
+const resourceEnv = (name: string, resource: string) => ({
+  name,
+  valueFrom: { resourceFieldRef: { resource, divisor: "1" } },
+});
+/** What the injector writes into PROXY_CONFIG for the default mesh config (protoToJSON of .ProxyConfig). */
+const PROXY_CONFIG = `${JSON.stringify({
+  discoveryAddress: "istiod.istio-system.svc:15012",
+  proxyMetadata: {},
+  tracing: { zipkin: { address: "zipkin.istio-system:9411" } },
+  image: { imageType: "default" },
+})}\n`;
+const PROXY_RESOURCES = { limits: { cpu: "2", memory: "1Gi" }, requests: { cpu: "100m", memory: "128Mi" } };
+/** The sidecar's own security context with CNI on (no NET_ADMIN: the CNI plugin writes the rules). */
+const PROXY_SECURITY = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsGroup: 1337,
+  runAsNonRoot: true,
+  runAsUser: 1337,
+};
 const env = (name: string, value: string) => ({ name, value });
 
-function proxyContainer(app: string) {
+function proxyContainer(app: string, namespace: string) {
   return {
     name: "istio-proxy",
     image: PROXY_IMAGE,
-    args: ["proxy", "sidecar", "--domain", "$(POD_NAMESPACE).svc.cluster.local", "--proxyLogLevel=warning"],
+    args: [
+      "proxy",
+      "sidecar",
+      "--domain",
+      "$(POD_NAMESPACE).svc.cluster.local",
+      "--proxyLogLevel=warning",
+      "--proxyComponentLogLevel=misc:error",
+      "--log_output_level=default:info",
+    ],
     ports: [{ name: "http-envoy-prom", containerPort: 15090, protocol: "TCP" }],
     env: [
       env("PILOT_CERT_PROVIDER", "istiod"),
@@ -29,40 +73,42 @@ function proxyContainer(app: string) {
       fieldEnv("INSTANCE_IP", "status.podIP"),
       fieldEnv("SERVICE_ACCOUNT", "spec.serviceAccountName"),
       fieldEnv("HOST_IP", "status.hostIP"),
-      env("ISTIO_META_POD_PORTS", '[{"containerPort":9080,"protocol":"TCP"}]'),
+      resourceEnv("ISTIO_CPU_LIMIT", "limits.cpu"),
+      env("PROXY_CONFIG", PROXY_CONFIG),
+      env("ISTIO_META_POD_PORTS", '[\n    {"containerPort":9080,"protocol":"TCP"}\n]'),
       env("ISTIO_META_APP_CONTAINERS", app),
+      resourceEnv("GOMEMLIMIT", "limits.memory"),
+      resourceEnv("GOMAXPROCS", "limits.cpu"),
       env("ISTIO_META_CLUSTER_ID", "Kubernetes"),
       fieldEnv("ISTIO_META_NODE_NAME", "spec.nodeName"),
       env("ISTIO_META_INTERCEPTION_MODE", "REDIRECT"),
       env("ISTIO_META_WORKLOAD_NAME", app),
+      env("ISTIO_META_OWNER", `kubernetes://apis/apps/v1/namespaces/${namespace}/deployments/${app}`),
       env("ISTIO_META_MESH_ID", "cluster.local"),
       env("TRUST_DOMAIN", "cluster.local"),
     ],
-    resources: { limits: { cpu: "2", memory: "1Gi" }, requests: { cpu: "100m", memory: "128Mi" } },
+    resources: PROXY_RESOURCES,
     readinessProbe: {
       httpGet: { path: "/healthz/ready", port: 15021, scheme: "HTTP" },
+      initialDelaySeconds: 0,
       periodSeconds: 15,
       timeoutSeconds: 3,
       failureThreshold: 4,
     },
     startupProbe: {
       httpGet: { path: "/healthz/ready", port: 15021, scheme: "HTTP" },
+      initialDelaySeconds: 0,
       periodSeconds: 1,
+      timeoutSeconds: 3,
       failureThreshold: 600,
     },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ["ALL"] },
-      readOnlyRootFilesystem: true,
-      runAsUser: 1337,
-      runAsGroup: 1337,
-      runAsNonRoot: true,
-    },
+    securityContext: PROXY_SECURITY,
     volumeMounts: [
       { name: "workload-socket", mountPath: "/var/run/secrets/workload-spiffe-uds" },
       { name: "credential-socket", mountPath: "/var/run/secrets/credential-uds" },
       { name: "workload-certs", mountPath: "/var/run/secrets/workload-spiffe-credentials" },
       { name: "istiod-ca-cert", mountPath: "/var/run/secrets/istio" },
+      { name: "istio-ca-crl", mountPath: "/var/run/secrets/istio/crl" },
       { name: "istio-data", mountPath: "/var/lib/istio/data" },
       { name: "istio-envoy", mountPath: "/etc/istio/proxy" },
       { name: "istio-token", mountPath: "/var/run/secrets/tokens" },
@@ -103,10 +149,15 @@ export function meshedPodBody(
       annotations: {
         "istio.io/rev": "default",
         "kubectl.kubernetes.io/default-container": app,
+        "kubectl.kubernetes.io/default-logs-container": app,
         "prometheus.io/path": "/stats/prometheus",
         "prometheus.io/port": "15020",
         "prometheus.io/scrape": "true",
+        "sidecar.istio.io/interceptionMode": "REDIRECT",
         "sidecar.istio.io/status": SIDECAR_STATUS,
+        "traffic.sidecar.istio.io/excludeInboundPorts": "15020",
+        "traffic.sidecar.istio.io/includeInboundPorts": "*",
+        "traffic.sidecar.istio.io/includeOutboundIPRanges": "*",
       },
       ownerReferences: [
         {
@@ -128,9 +179,30 @@ export function meshedPodBody(
         {
           name: "istio-validation",
           image: PROXY_IMAGE,
-          args: ["istio-iptables", "-p", "15001", "-z", "15006", "--run-validation", "--skip-rule-apply"],
-          resources: { limits: { cpu: "2", memory: "1Gi" }, requests: { cpu: "100m", memory: "128Mi" } },
-          securityContext: { runAsUser: 1337, runAsGroup: 1337, runAsNonRoot: true },
+          args: [
+            "istio-iptables",
+            "-p",
+            "15001",
+            "-z",
+            "15006",
+            "-u",
+            "1337",
+            "-m",
+            "REDIRECT",
+            "-i",
+            "*",
+            "-x",
+            "",
+            "-b",
+            "*",
+            "-d",
+            "15090,15021,15020",
+            "--log_output_level=default:info",
+            "--run-validation",
+            "--skip-rule-apply",
+          ],
+          resources: PROXY_RESOURCES,
+          securityContext: PROXY_SECURITY,
         },
       ],
       containers: [
@@ -141,7 +213,7 @@ export function meshedPodBody(
           env: [env("LOG_DIR", "/tmp/logs"), fieldEnv("POD_NAME", "metadata.name")],
           resources: { requests: { cpu: "50m", memory: "64Mi" } },
         },
-        proxyContainer(app),
+        proxyContainer(app, namespace),
       ],
       volumes: [
         { name: "workload-socket", emptyDir: {} },
@@ -165,6 +237,7 @@ export function meshedPodBody(
           },
         },
         { name: "istiod-ca-cert", configMap: { name: "istio-ca-root-cert" } },
+        { name: "istio-ca-crl", configMap: { name: "istio-ca-crl", optional: true } },
       ],
     },
   };

@@ -1,16 +1,18 @@
 // The composition root of run, scan and explain: it only constructs. Built in the order data flows, each part from
-// parts already made (no forward references, no callbacks into something not built yet):
+// parts already made, but for one closure: the safety object reads detection's context, which is built after it
+// because it reads the agents' Ready times back from the safety object.
 //   what the guards read (node agents, namespaces, Istio's settings) → the safety object → detection's context
-//   → the pod cache (its bookkeeping in its own order) → [run, scan: the pod controller: reconciler, queue,
-//   workers, triggers → startup taints → the manager, which starts and stops them in order]
-//   → the query facade scan and explain read the caches through.
-// Explain composes the caches and the query only: no queue, no workers, no manager, no election.
+//   → the pod cache (its bookkeeping in its own order) → the startup-taint node cache and judge
+//   → the query facade scan and explain read the caches through
+//   → [run, scan: the Event writer → the pod controller: reconciler, queue, workers, triggers → the startup-taint
+//   controller: reconciler, queue, worker, triggers → the manager, which starts and stops them in order].
+// Explain composes the caches and the query only: no Event writer, queue, worker, controller, manager or election.
 import type { Registry } from "prom-client";
 import { EventRecorder } from "../act/event-recorder.js";
 import { Repairer } from "../act/repairer.js";
 import type { Config } from "../config/config.js";
 import { BrokenPods } from "../controller/broken-pods.js";
-import type { Leadership } from "../controller/controller.js";
+import type { Controller, Leadership } from "../controller/controller.js";
 import { Manager, type Runnable } from "../controller/manager.js";
 import { buildPodController } from "../controller/pod-controller.js";
 import type { ReconcilerDeps } from "../controller/reconciler.js";
@@ -30,8 +32,11 @@ import type { KubeTransport } from "../kube/transport.js";
 import { reportIstioRepair } from "../observe/istio-repair-report.js";
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
-import { buildStartupTaints, type StartupTaintParts } from "../prevent/build-startup-taints.js";
-import type { WorkQueue } from "../queue/work-queue.js";
+import {
+  buildStartupTaintCaches,
+  buildStartupTaintController,
+  type StartupTaintCaches,
+} from "../prevent/build-startup-taints.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { Safety } from "../safety/safety.js";
 import { type Clock, systemClock } from "../util/clock.js";
@@ -40,8 +45,8 @@ import { PodQuery } from "./query.js";
 export type ControllerParts = {
   /** Starts and stops everything in order. */
   readonly manager: Manager;
-  /** The pod controller's queue (scan --repair waits until it is idle). */
-  readonly queue: WorkQueue;
+  /** The pod controller (scan --repair waits until it is idle). */
+  readonly controller: Controller;
   /** The caches' read-only questions. */
   readonly query: PodQuery;
   /** The clock and namespace labels, as detection needs them now (run counts the broken pods it starts with). */
@@ -75,7 +80,7 @@ export type ComposeOptions = {
   readonly clock?: Clock | undefined;
 };
 
-/** Never leads: the workers of a read-only command (scan without --repair) and explain's parts take no key. */
+/** Never leads: the workers of a read-only command (scan without --repair) take no key. */
 export const NEVER_LEADS: Leadership = { isLeader: false, term: 0, waitForLeadership: async () => false };
 
 export function composeController(
@@ -87,12 +92,15 @@ export function composeController(
 ): ControllerParts {
   const caches = composeCaches(config, transport, metrics, logger, options);
   const { nodeAgents, safety, startupTaints } = caches;
+  const clock = options.clock ?? systemClock;
+  // The Events every writer posts (drained by the manager at shutdown).
+  const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
 
   // The pod controller: reconciler, queue, workers, and the triggers that feed it from the caches.
   const podController = buildPodController(config, {
     cache: caches.pods,
-    repairer: new Repairer(transport, caches.events, config.label),
-    events: caches.events,
+    repairer: new Repairer(transport, events, config.label),
+    events,
     safety,
     broken: new BrokenPods(metrics.brokenPods, metrics.detections),
     context: caches.context,
@@ -107,34 +115,42 @@ export function composeController(
     logger,
     onOutcome: options.onOutcome,
   });
-  // Startup taints (issue 17) look at a node again when its CNI agents change.
-  if (startupTaints) {
-    for (const watch of nodeAgents.watches) {
-      watch.reflector.subscribe((change) =>
-        startupTaints.taints.onAgentChange(change.current?.nodeName ?? change.previous?.nodeName),
-      );
-    }
-  }
+  // The startup-taint controller (issue 17): its reconciler, queue, worker, and the triggers that feed it from the
+  // node cache and the CNI agent caches.
+  const taintController =
+    startupTaints &&
+    buildStartupTaintController(config, startupTaints, {
+      transport,
+      agentChanges: cniAgentSets(nodeAgents).map((set) => set.watch.reflector),
+      logger: logger.child({ component: "startup-taints" }),
+      registry: options.registry,
+      standard: metrics.controllerRuntime,
+      leadership: options.leadership,
+      readOnly: options.startupTaintsReadOnly === true,
+      events,
+      clock,
+    });
 
   // The manager: reflectors, then election, then (caches listed) the workers and the periodic ticks.
   const manager = new Manager({
     reflectors: caches.reflectors,
     elector: options.elector,
-    workers: [podController.controller, ...(startupTaints ? [startupTaints.controller] : [])],
+    workers: [podController.controller, ...(taintController ? [taintController] : [])],
     ticks: [
       ...(config.resyncPeriodMs > 0
         ? [{ everyMs: config.resyncPeriodMs, tick: () => podController.resync.publish() }]
         : []),
     ],
-    outbox: caches.events,
+    outbox: events,
     logger: logger.child({ component: "manager" }),
   });
-  return { manager, queue: podController.queue, query: caches.query, context: caches.context };
+  return { manager, controller: podController.controller, query: caches.query, context: caches.context };
 }
 
 /**
  * Explain's parts: every cache a judgement reads (the pods too: the storm breaker's shares count them) with their
- * bookkeeping, read-only, and the query. Nothing else is built: no queue, no workers, no manager, no election.
+ * bookkeeping, read-only, and the query. Nothing else is built: no Event writer, queue, worker, controller, manager
+ * or election.
  */
 export function composeQuery(
   config: Config,
@@ -143,11 +159,7 @@ export function composeQuery(
   logger: Logger,
   options: Pick<ComposeOptions, "onWatchError" | "agentReadyBasis" | "clock"> = {},
 ): QueryParts {
-  const caches = composeCaches(config, transport, metrics, logger, {
-    ...options,
-    leadership: NEVER_LEADS,
-    startupTaintsReadOnly: true,
-  });
+  const caches = composeCaches(config, transport, metrics, logger, options);
   return { caches: caches.reflectors, query: caches.query };
 }
 
@@ -158,20 +170,19 @@ type Caches = {
   readonly safety: Safety;
   readonly context: () => DetectContext;
   readonly pods: PodCache;
-  readonly events: EventRecorder;
-  readonly startupTaints: StartupTaintParts | undefined;
+  readonly startupTaints: StartupTaintCaches | undefined;
   /** Every cache above, the pods first (the manager's start order). */
   readonly reflectors: readonly RunningCache[];
   readonly query: PodQuery;
 };
 
-/** The caches, the guards over them, and the query: what run, scan and explain all read. */
+/** The caches, the guards over them, and the query: what run, scan and explain all read; nothing that writes. */
 function composeCaches(
   config: Config,
   transport: KubeTransport,
   metrics: Metrics,
   logger: Logger,
-  options: ComposeOptions,
+  options: Pick<ComposeOptions, "onListProgress" | "onWatchError" | "agentReadyBasis" | "clock">,
 ): Caches {
   const watchLog = logger.child({ component: "reflector" });
   const settings = reflectorSettings(config, transport);
@@ -194,7 +205,7 @@ function composeCaches(
           transform: (raw) => toNamespaceFacts(raw, namespaceLabelKeys),
           observer: watchTelemetry(metrics, "namespaces", watchLog.child({ watch: "namespaces" }), { failed }),
         });
-  const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed);
+  const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed, nodeAgents);
 
   // 2. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
   // It reads detection's context (3), which reads it back (when the node's agents turned Ready): the one closure.
@@ -248,18 +259,10 @@ function composeCaches(
     safety: ({ change, verdict }) => safety.observe(change, verdict),
   });
 
-  // 5. Startup taints (issue 17): its node watch and worker, fed by the same CNI agent caches; the Events every
-  // writer posts.
-  const events = new EventRecorder(transport, logger.child({ component: "events" }), () => metrics.eventsFailed.inc());
-  const startupTaints = buildStartupTaints(config, {
-    transport,
+  // 5. Startup taints (issue 17): the node cache and the judgement over it, by the same CNI agent caches.
+  const startupTaints = buildStartupTaintCaches(config, {
+    settings,
     agents: cniAgentSets(nodeAgents).map((set) => set.watch.agents),
-    logger: logger.child({ component: "startup-taints" }),
-    registry: options.registry,
-    standard: metrics.controllerRuntime,
-    leadership: options.leadership,
-    readOnly: options.startupTaintsReadOnly === true,
-    events,
     observer: watchTelemetry(metrics, "nodes", watchLog.child({ watch: "nodes" }), { failed }),
     clock,
   });
@@ -271,21 +274,20 @@ function composeCaches(
     safety,
     context,
     pods,
-    events,
     startupTaints,
     reflectors: [
       pods.reflector,
       ...nodeAgents.watches.map((watch) => watch.reflector),
       ...(namespaceReflector ? [namespaceReflector] : []),
       ...(istioRepair ? [istioRepair.watch] : []),
-      ...(startupTaints ? [startupTaints.reflector] : []),
+      ...(startupTaints ? [startupTaints.nodes.reflector] : []),
     ],
     // 6. The questions scan and explain ask of all of it.
     query: new PodQuery(config, {
       pods: pods.store,
       safety,
       agentGates: nodeAgents.gatesByRule,
-      startupTaints: startupTaints?.taints,
+      startupTaints: startupTaints?.judge,
       context,
       istioRepair: istioRepair && (() => istioRepair.watch.state),
       clock,
@@ -302,12 +304,22 @@ function istioRepairWatch(
   metrics: Metrics,
   logger: Logger,
   failed: ComposeOptions["onWatchError"],
+  nodeAgents: NodeAgentWatcher,
 ): IstioRepair | undefined {
   const istioRule = config.rules.find((rule) => rule.name === ISTIO_RULE);
   if (config.istioRepair === undefined || istioRule === undefined || isAmbient(istioRule)) return undefined;
   const watchLog = logger.child({ component: "reflector" });
+  // Istio's agent pods as the node-agent gate watches them (none with the gate off: the DaemonSet alone then says
+  // where the agent runs).
+  const agentSet = cniAgentSets(nodeAgents).find((set) => set.rules.includes(ISTIO_RULE));
   const watch = new IstioRepairWatch({
     namespace: config.istioRepair.namespace,
+    ...(agentSet && {
+      agentPods: {
+        namespaces: () => new Set([...agentSet.watch.agents.store.values()].map((agent) => agent.namespace)),
+        cache: agentSet.watch.reflector,
+      },
+    }),
     settings,
     observer: (what, name) => watchTelemetry(metrics, name, watchLog.child({ watch: what }), { failed }),
     onWarning: (warning) => logger.warn("Istio's repair settings: a value is not a boolean", { warning }),

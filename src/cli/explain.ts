@@ -13,6 +13,7 @@ import { type StartupTaintRecord, startupTaintRecord } from "./scan-output.js";
 type TerminationView = {
   readonly exitCode: number;
   readonly reason: string | null;
+  readonly startedAt: string | null;
   readonly finishedAt: string | null;
 };
 type DecisionView = {
@@ -168,6 +169,7 @@ function validatorView(facts: PodFacts, rule: Rule | undefined): Explanation["va
 const terminationView = (t: Termination): TerminationView => ({
   exitCode: t.exitCode,
   reason: t.reason ?? null,
+  startedAt: t.startedAtMs === undefined ? null : new Date(t.startedAtMs).toISOString(),
   finishedAt: t.finishedAtMs === undefined ? null : new Date(t.finishedAtMs).toISOString(),
 });
 const stateView = (state: ContainerState) => (typeof state === "string" ? state : terminationView(state));

@@ -48,7 +48,7 @@ export async function startSynced(
 
 /**
  * Explain: the caches a judgement reads, each listed once and no longer watched, and the questions asked of them.
- * No manager, queue, worker or election is built.
+ * No Event writer, manager, queue, worker, controller or election is built.
  */
 export async function listedOnce(
   config: Config,

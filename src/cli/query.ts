@@ -8,7 +8,7 @@ import type { PodFacts } from "../detect/facts.js";
 import type { IstioRepairState } from "../detect/istio-repair-settings.js";
 import type { Rule } from "../detect/rule.js";
 import type { NodeAgentGate } from "../informer/node-agent-watcher.js";
-import type { NodeTaintView, StartupTaints } from "../prevent/startup-taints.js";
+import type { NodeTaintView, TaintJudge } from "../prevent/taint-judge.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import type { DryRun, Judgement, Safety } from "../safety/safety.js";
 import { type Clock, systemClock, wallTimeOf } from "../util/clock.js";
@@ -23,7 +23,7 @@ export type QuerySources = {
   /** The node-agent gates each rule's deletions wait for. */
   readonly agentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
   /** Startup-taint management, when --startup-taint is on. */
-  readonly startupTaints: StartupTaints | undefined;
+  readonly startupTaints: Pick<TaintJudge, "view" | "views"> | undefined;
   /** The clock and namespace labels, as detection needs them now. */
   readonly context: () => DetectContext;
   /** What is known of Istio's own repair now; undefined when not read (--istio-repair=ignore, no istio rule). */

@@ -1,5 +1,6 @@
 // `cni-repair explain <namespace>/<pod>`: read the pod, list the caches its judgement reads once, then print the
-// whole judgement about it. Nothing is written, and nothing that could write is built (no queue, workers, election).
+// whole judgement about it. Nothing is written, and nothing that could write is built (no Event writer, queue, worker,
+// controller or election).
 import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
 import { type PodFacts, podKey } from "../detect/facts.js";

@@ -95,13 +95,15 @@ function scanRecords(config: Config, query: PodQuery, written: ReadonlyMap<strin
 const byName = (a: { namespace: string; name: string }, b: { namespace: string; name: string }): number =>
   a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace);
 
-/** Waits until the controller has worked through everything queued (delayed holds stay held). */
+/**
+ * Waits until the pod controller has worked through everything queued (delayed holds stay held), and has stayed
+ * idle for three looks in a row: a repair's own watch events may queue a pod again a moment later.
+ */
 async function onePass(parts: ControllerParts): Promise<void> {
   let quietChecks = 0;
   while (quietChecks < 3) {
     await sleep(100);
-    const idle = parts.queue.depth === 0 && parts.queue.processingCount === 0;
-    quietChecks = idle ? quietChecks + 1 : 0;
+    quietChecks = parts.controller.idle() ? quietChecks + 1 : 0;
   }
 }
 

@@ -1,7 +1,7 @@
 // What `scan` prints: the scope it looked in, the counts, and the per-pod records as a table or one JSON object.
 import type { Config, OutputFormat } from "../config/config.js";
 import { describeFieldSelector } from "../config/selectors.js";
-import type { NodeTaintView } from "../prevent/startup-taints.js";
+import type { NodeTaintView } from "../prevent/taint-judge.js";
 import type { ScanRecord } from "./scan-record.js";
 import { renderStructured } from "./structured-output.js";
 import { formatTable } from "./table.js";

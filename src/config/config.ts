@@ -1,8 +1,9 @@
 // parseConfig: argv and environment to the command to run and a fully checked, typed Config.
 
 import { isDeepStrictEqual } from "node:util";
-import { ISTIO_AGENT_NAMESPACE, ISTIO_RULE } from "../detect/istio-repair-settings.js";
+import { ISTIO_RULE } from "../detect/istio-repair-settings.js";
 import type { Rule } from "../detect/rule.js";
+import { type AgentNamespaces, agentNamespaceOf } from "./agent-namespaces.js";
 import { environmentUse, refuseVariable } from "./applicability.js";
 import type { Subcommand } from "./commands.js";
 import { ConfigError, invalidValue } from "./config-error.js";
@@ -75,15 +76,16 @@ export type Config = {
         readonly minReadyMs: number;
         /** Overrides every rule's own agent selector. */
         readonly selector: string | undefined;
-        /** undefined: all namespaces. */
-        readonly namespace: string | undefined;
+        /** Where each rule's agent pods run (--cni-agent-namespace). */
+        readonly namespaces: AgentNamespaces;
       }
     | undefined;
   /**
    * Istio's own repair (istio rule only): undefined with --istio-repair=ignore or without the istio rule. Its
-   * settings are read in the CNI agent's namespace (--cni-agent-namespace, else istio-system as the preset assumes).
+   * settings are read where Istio's CNI agent runs: the istio rule's --cni-agent-namespace, else (undefined) found
+   * in any namespace.
    */
-  readonly istioRepair: { readonly namespace: string } | undefined;
+  readonly istioRepair: { readonly namespace: string | undefined } | undefined;
   /** undefined: startup taints are not managed. */
   readonly startupTaint: StartupTaintConfig | undefined;
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
@@ -235,6 +237,16 @@ function toConfig(table: FlagTable, values: FlagValues, given: ReadonlyMap<FlagN
       `rule ${ungated.name} has no CNI agent selector: set --cni-agent-selector, or --cni-agent-gate=off`,
     );
   }
+  const agentNamespaces = values["cni-agent-namespace"];
+  const unknownRule = Object.keys(agentNamespaces.byRule).find((name) => !rules.some((rule) => rule.name === name));
+  if (unknownRule !== undefined) {
+    const setting = at("cni-agent-namespace");
+    throw invalidValue(
+      setting.source,
+      setting.text,
+      `names the rule ${unknownRule}, which is not in use (rules: ${rules.map((rule) => rule.name).join(", ")})`,
+    );
+  }
   const node = values["node-name"];
   const namespaces = values.namespaces;
   // One namespace, and exclusions, are filtered by the server; several namespaces only client-side.
@@ -292,12 +304,12 @@ function toConfig(table: FlagTable, values: FlagValues, given: ReadonlyMap<FlagN
       ? Object.freeze({
           minReadyMs: values["cni-agent-min-ready"],
           selector: agentSelector === "" ? undefined : agentSelector,
-          namespace: values["cni-agent-namespace"] === "" ? undefined : values["cni-agent-namespace"],
+          namespaces: agentNamespaces,
         })
       : undefined,
     istioRepair:
       values["istio-repair"] === "auto" && rules.some((rule) => rule.name === ISTIO_RULE)
-        ? Object.freeze({ namespace: values["cni-agent-namespace"] || ISTIO_AGENT_NAMESPACE })
+        ? Object.freeze({ namespace: agentNamespaceOf(agentNamespaces, ISTIO_RULE) })
         : undefined,
     startupTaint: startupTaintConfig(values, at, rules, { gateOn, nodeName: node }),
     loopBackoff: Object.freeze({ baseMs: values["loop-backoff"], maxMs: values["loop-backoff-max"] }),

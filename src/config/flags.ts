@@ -3,6 +3,7 @@
 import { isIP } from "node:net";
 import { GENERIC_STARTUP_TAINT_KEY, isPresetName, PRESETS, type Presets, presetNames } from "../detect/presets.js";
 import type { Marker, Rule } from "../detect/rule.js";
+import { parseAgentNamespaces } from "./agent-namespaces.js";
 import { formatDuration } from "./duration.js";
 import {
   boolFlag,
@@ -446,15 +447,15 @@ export function flagTable(presets: Presets) {
     "cni-agent-namespace": stringFlag({
       group: "Guards",
       commands: SHARED,
-      parse: check(optional(isDnsLabel), dnsLabelExpectation),
-      valueName: "<namespace>",
-      help: "Namespace of the CNI agent pods; empty looks in all namespaces.",
+      parse: parseAgentNamespaces,
+      valueName: "<namespace|rule=namespace,...>",
+      help: "Namespace of the CNI agent pods: one for every rule, or per rule (istio=kube-system,linkerd=linkerd-cni; a bare namespace beside them is for the rules not named); empty looks in all namespaces. The istio rule's also pins where Istio's repair settings are read.",
     }),
     "istio-repair": enumFlag(["auto", "ignore"], {
       group: "Guards",
       commands: SHARED,
       default: "auto",
-      help: "istio preset: read Istio's own repair settings (ConfigMap istio-cni-config in the CNI agent's namespace, default istio-system) and leave Istio's pods to it: held while its in-place repair may still fix them, deleted as its fallback once the validator failed again after the agent was Ready; held while Istio deletes or labels them itself. ignore: act as if Istio did not repair.",
+      help: "istio preset: read Istio's own repair settings (ConfigMap istio-cni-config and DaemonSet istio-cni-node, in the namespace where Istio's CNI agent runs, found in any namespace unless --cni-agent-namespace pins the istio rule's) and leave Istio's pods to it: held while its in-place repair may still fix them (also while its agents run and the settings are missing or unreadable: mode unknown), deleted as its fallback once a validator run that started after Istio had its chance failed too; held while Istio deletes or labels them itself. ignore: act as if Istio did not repair.",
     }),
     "startup-taint": enumFlag(["off", "bootstrap-only", "continuous"], {
       group: "Startup taints",

@@ -1,7 +1,8 @@
 // Refuses CNI_REPAIR_* environment variables that no flag reads: a misspelt limit must not silently fall back to
-// its default.
+// its default. Kubernetes' service links of a Service named cni-repair-… (service-links.ts) are not ours: ignored.
 import { ConfigError } from "./config-error.js";
 import { closestName } from "./did-you-mean.js";
+import { serviceLinkNames } from "./service-links.js";
 
 const PREFIX = "CNI_REPAIR_";
 
@@ -16,11 +17,12 @@ export const INTERNAL_ENV_VARS: readonly string[] = [
   "CNI_REPAIR_CACHE",
 ];
 
-/** Throws ConfigError for the first unknown CNI_REPAIR_* variable, naming the known one closest to it. */
+/** Throws ConfigError for the first unknown CNI_REPAIR_* variable (not a service link), naming the known one closest to it. */
 export function rejectUnknownEnv(env: Record<string, string | undefined>, flagEnvVars: readonly string[]): void {
   const known = new Set([...flagEnvVars, ...INTERNAL_ENV_VARS]);
+  const links = serviceLinkNames(env);
   const unknown = Object.keys(env)
-    .filter((name) => name.startsWith(PREFIX) && !known.has(name))
+    .filter((name) => name.startsWith(PREFIX) && !known.has(name) && !links.has(name))
     .sort();
   const first = unknown[0];
   if (first === undefined) return;

@@ -6,7 +6,7 @@
 import type { Logger } from "../observe/logger.js";
 import type { ControllerSeries } from "../observe/standard-metrics.js";
 import type { WorkQueue } from "../queue/work-queue.js";
-import { messageOf } from "../util/message-of.js";
+import { messageOf, stackOf } from "../util/message-of.js";
 import { type ReconcileResult, reconcileResultLabel } from "./reconcile-result.js";
 
 /** Leadership as a controller sees it; absent when this instance always acts. */
@@ -55,6 +55,12 @@ export class Controller {
   enqueue({ key, afterMs }: Request): void {
     if (afterMs === undefined) this.#options.queue.add(key);
     else this.#options.queue.addAfter(key, afterMs);
+  }
+
+  /** No key ready to be worked and none in work (keys waiting out a delay do not count): scan's pass is done. */
+  idle(): boolean {
+    const { queue } = this.#options;
+    return queue.depth === 0 && queue.processingCount === 0;
   }
 
   /** Runs the workers until the signal aborts (the queue shuts down); resolves once each has finished its key. */
@@ -113,10 +119,7 @@ export class Controller {
     } catch (error) {
       // A bug must not kill the worker: log it, count it, and retry like a failed action.
       metrics.panicked();
-      logger.error("reconcile threw", {
-        key,
-        error: error instanceof Error && error.stack ? error.stack : String(error),
-      });
+      logger.error("reconcile threw", { key, error: stackOf(error) });
       result = { kind: "retry", notBeforeMs: 0, error: messageOf(error) };
     } finally {
       metrics.working(-1);

@@ -7,6 +7,7 @@
 // Deciding before every cache is listed would hold pods for "no Ready agent" only because that list is late.
 import type { RunningCache } from "../informer/reflector.js";
 import type { Logger } from "../observe/logger.js";
+import { type Clock, systemClock } from "../util/clock.js";
 
 /** Something that runs until its signal aborts. */
 export type Runnable = { run(signal: AbortSignal): Promise<void> };
@@ -23,6 +24,8 @@ export type ManagerParts = {
   readonly ticks: readonly { readonly everyMs: number; readonly tick: () => void }[];
   readonly outbox: Outbox;
   readonly logger: Logger;
+  /** Times stop()'s budget; default the system's. */
+  readonly clock?: Clock;
 };
 
 export type StopReport = {
@@ -84,10 +87,10 @@ export class Manager {
    * first, then the Events describing them); past it, the outbox stops retrying and the rest stops anyway.
    */
   async stop(budgetMs = Number.POSITIVE_INFINITY): Promise<StopReport> {
-    const { outbox, logger } = this.#parts;
+    const { outbox, logger, clock = systemClock } = this.#parts;
     this.#stopWorkers.abort();
     const deadline = new Promise<false>((resolve) => {
-      if (Number.isFinite(budgetMs)) setTimeout(resolve, budgetMs, false).unref();
+      if (Number.isFinite(budgetMs)) clock.setTimeout(() => resolve(false), budgetMs, { unref: true });
     });
     const workersStopped = await Promise.race([this.#working.then(() => true), deadline]);
     if (!workersStopped) logger.warn("in-flight actions did not finish within the shutdown timeout");

@@ -14,7 +14,8 @@ import { Publisher } from "../util/publisher.js";
 import type { BrokenPods } from "./broken-pods.js";
 import { Controller, type Leadership } from "./controller.js";
 import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
-import { podTriggers, type Trigger, type TriggerSources } from "./triggers.js";
+import { podTriggers, type TriggerSources } from "./triggers.js";
+import type { Trigger } from "./watches.js";
 
 export type PodControllerDeps = {
   readonly cache: PodCache;

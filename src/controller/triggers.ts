@@ -1,5 +1,4 @@
-// What puts which pod keys on the work queue, declared in one place (controller-runtime's
-// Watches(source, EnqueueRequestsFromMapFunc), kube-rs's Controller::watches(api, mapper)): each trigger names a
+// What puts which pod keys on the work queue, declared in one place (controller/watches.ts): each trigger names a
 // source of changes and maps one change to the keys to reconcile. The reconcile itself re-reads the cache, so a
 // trigger only says "look at this pod again", never what to do with it.
 import { podKey } from "../detect/facts.js";
@@ -11,31 +10,9 @@ import type { PodStore } from "../informer/pod-store.js";
 import type { GuardEvent } from "../safety/guard-events.js";
 import type { Holds } from "../safety/holds.js";
 import { wokenKeys } from "../safety/wakeups.js";
-import type { Listener } from "../util/publisher.js";
 import type { BrokenPods } from "./broken-pods.js";
 import type { Request } from "./controller.js";
-
-/** Anything that publishes changes: a reflector, the guards' events, the resync tick. */
-export type Source<T> = { subscribe(listener: Listener<T>): void };
-
-export type Trigger = {
-  /** "pod changed → that pod": for docs and reading. */
-  readonly name: string;
-  /** Subscribes to the source; every change's requests go to `enqueue`. */
-  connect(enqueue: (request: Request) => void): void;
-};
-
-function watches<T>(name: string, source: Source<T>, map: (change: T) => Iterable<Request>): Trigger {
-  return {
-    name,
-    connect: (enqueue) =>
-      source.subscribe((change) => {
-        for (const request of map(change)) enqueue(request);
-      }),
-  };
-}
-
-const now = (keys: Iterable<string>): Request[] => [...keys].map((key) => ({ key }));
+import { now, type Source, type Trigger, watches } from "./watches.js";
 
 export type TriggerSources = {
   /** The pod cache's changes, each with the verdict it detected. */
@@ -78,9 +55,7 @@ export function podTriggers(sources: TriggerSources, lookups: TriggerLookups): r
       : [
           // Its labels may have put its pods in ambient scope, or taken them out.
           watches("namespace changed → every pod in it", sources.namespaces, function* (change) {
-            for (const facts of podStore.values()) {
-              if (facts.namespace === change.key) yield { key: podKey(facts.namespace, facts.name) };
-            }
+            for (const facts of podStore.inNamespace(change.key)) yield { key: podKey(facts.namespace, facts.name) };
           }),
         ]),
     watches("guards changed → pods they held", sources.guards, (event): Request[] => {

@@ -7,6 +7,11 @@ export type Termination = {
   readonly reason: string | undefined;
   /** Kept only when some rule matches on the message (it can be long). */
   readonly message: string | undefined;
+  /**
+   * When the run started (terminated.startedAt, the kubelet's clock), epoch ms; undefined when missing or unreadable.
+   * Istio's fallback asks whether the failed run began after Istio's repair had its chance.
+   */
+  readonly startedAtMs: number | undefined;
   /** When the run ended (terminated.finishedAt, the kubelet's clock), epoch ms; undefined when missing or unreadable. */
   readonly finishedAtMs: number | undefined;
 };

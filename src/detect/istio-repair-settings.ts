@@ -3,8 +3,6 @@
 
 /** The rule Istio's own repair covers (the istio preset's sidecar validator). */
 export const ISTIO_RULE = "istio";
-/** Where the istio preset assumes Istio's CNI agent runs unless --cni-agent-namespace says otherwise. */
-export const ISTIO_AGENT_NAMESPACE = "istio-system";
 
 /** The ConfigMap Istio's chart writes in the CNI agent's namespace; its keys are the agent's env. */
 export const ISTIO_CNI_CONFIGMAP = "istio-cni-config";
@@ -21,7 +19,7 @@ const KEYS = {
 type Setting = keyof typeof KEYS;
 
 export type IstioRepairSettings = {
-  /** Where they were read: "ConfigMap istio-system/istio-cni-config". */
+  /** Where they were read: "ConfigMap kube-system/istio-cni-config". */
   readonly source: string;
   readonly enabled: boolean;
   readonly repairPods: boolean;
@@ -33,14 +31,15 @@ export type IstioRepairSettings = {
 export type IstioRepairMode = "in_place" | "delete" | "label" | "off" | "unknown";
 export const ISTIO_REPAIR_MODES: readonly IstioRepairMode[] = ["in_place", "delete", "label", "off", "unknown"];
 
-/** The evidence a delete in place of Istio's repair rests on: the validator failed again late enough, or it can never run again. */
+/** The evidence a delete in place of Istio's repair rests on: a run started after Istio's chance failed too, or it can never run again. */
 export const FALLBACK_BASES = ["failed_again", "never_restarts"] as const;
 export type FallbackBasis = (typeof FALLBACK_BASES)[number];
 
 /**
- * What is known of Istio's repair: read (detected), nothing to read (absent: no ConfigMap, no DaemonSet env), or
- * not readable (unknown: not listed yet, or forbidden). Unknown is treated like in-place repair: the safe side beside
- * an Istio that may be repairing these pods itself.
+ * What is known of Istio's repair: read (detected), no Istio CNI agent and no settings anywhere (absent), or not
+ * known (unknown: not listed yet, forbidden, an agent running without settings that say how it repairs, or agents
+ * that repair differently). Unknown is treated like in-place repair: the safe side beside an Istio that may be
+ * repairing these pods itself.
  */
 export type IstioRepairState =
   | { readonly kind: "detected"; readonly settings: IstioRepairSettings }
@@ -61,7 +60,7 @@ export function istioRepairMode(state: IstioRepairState): IstioRepairMode {
 export function describeIstioRepair(state: IstioRepairState): string {
   switch (state.kind) {
     case "absent":
-      return "off (no istio-cni-config ConfigMap and no REPAIR_* env on the istio-cni-node DaemonSet)";
+      return "off (no Istio CNI agent, no istio-cni-config ConfigMap and no istio-cni-node DaemonSet)";
     case "unknown":
       return `unknown (${state.why}); held as if Istio repairs in place`;
     case "detected": {

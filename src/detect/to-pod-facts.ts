@@ -133,7 +133,7 @@ function earliestContainerStart(status: Obj | undefined): number | undefined {
 }
 
 /** The kubelet marks the API copy of a static pod with this annotation (and makes its Node the controller). */
-const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
 function isMirrorPod(metadata: Obj | undefined): boolean {
   const annotations = asObject(field(metadata, "annotations"));
@@ -165,6 +165,7 @@ function termination(raw: unknown, keepMessages: boolean): Termination | undefin
     exitCode,
     reason: typeof reason === "string" ? reason : undefined,
     message: typeof message === "string" ? message : undefined,
+    startedAtMs: timestampMs(field(t, "startedAt")),
     finishedAtMs: timestampMs(field(t, "finishedAt")),
   };
 }
@@ -271,7 +272,8 @@ const sameTermination = (a: Termination | undefined, b: Termination | undefined)
     a.exitCode === b.exitCode &&
     a.reason === b.reason &&
     a.message === b.message &&
-    // A new failure with the same code is news: Istio's fallback reads when the validator failed last.
+    // A new failure with the same code is news: Istio's fallback reads when the validator's last run began and ended.
+    a.startedAtMs === b.startedAtMs &&
     a.finishedAtMs === b.finishedAtMs);
 
 const sameState = (a: ContainerState, b: ContainerState): boolean =>

@@ -80,8 +80,13 @@ export class LeaderElector {
     this.#log = options.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
   }
 
+  /**
+   * Leading, and renewed within the renew deadline by the monotonic clock, read now: the step-down timer may not
+   * have run yet (a process frozen by SIGSTOP, a paused VM or container, a blocked event loop resumes with it
+   * overdue), and a lease not renewed in time is no lease. Checked right before every write.
+   */
   get isLeader(): boolean {
-    return this.#leading;
+    return this.#leading && this.#clock.monotonic() - this.#renewedAt < this.#timings.renewDeadlineMs;
   }
 
   /** Terms begun so far (acquisitions of the Lease by this process). */
@@ -96,7 +101,7 @@ export class LeaderElector {
 
   /** Resolves true once leading (at once if already), false if the signal aborts first. */
   waitForLeadership(signal: AbortSignal): Promise<boolean> {
-    if (this.#leading) return Promise.resolve(true);
+    if (this.isLeader) return Promise.resolve(true);
     if (signal.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (leading: boolean) => {
@@ -157,6 +162,8 @@ export class LeaderElector {
     if (attempt === "held") {
       this.#renewedAt = startedAt;
       this.#armDeadline();
+      // Past the old deadline before its timer ran, isLeader said no and a worker may be waiting: it leads again.
+      this.#wakeWaiters();
     } else if (attempt === "other") {
       this.#stepDown(`the lease is held by ${this.#observed?.record.holderIdentity}`);
     }
@@ -234,6 +241,10 @@ export class LeaderElector {
     this.#lastFailure = "";
     this.#log.info("acquired the lease", { transitions: this.#observed?.record.leaseTransitions });
     this.#notify(true);
+    this.#wakeWaiters();
+  }
+
+  #wakeWaiters(): void {
     for (const wake of [...this.#waiters]) wake();
   }
 

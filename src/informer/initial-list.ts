@@ -6,9 +6,10 @@ import type { Scope } from "../config/selectors.js";
 import { ApiError, watchErrorEvent } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
 import { listPage, openWatch } from "../kube/pods-api.js";
+import { type ProtobufObjects, UndecodableObject } from "../kube/protobuf-objects.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { StallWatchdog } from "./stall-watchdog.js";
-import { readWatchEvents } from "./watch-lines.js";
+import { readWatch } from "./watch-stream.js";
 
 export type InitialListOptions = {
   readonly transport: KubeTransport;
@@ -20,6 +21,9 @@ export type InitialListOptions = {
   readonly signal: AbortSignal;
   /** The server answered (a page, a watch's head or bytes). */
   readonly heard: () => void;
+  /** Asks for Kubernetes protobuf, decoded by this (JSON when the server answers it); JSON only when absent. */
+  readonly protobuf?: ProtobufObjects | undefined;
+  /** Each item: the JSON object, the protobuf decoder's view of it, or an UndecodableObject. */
   readonly item: (object: unknown) => void;
   /** After each page, and every pageSize streamed items. */
   readonly progress: () => void;
@@ -30,7 +34,8 @@ export type ListedVia = "watch-list" | "pages";
 /** The server cannot stream the list: WatchList off or unknown there. Pages will do. */
 class WatchListUnsupported extends Error {}
 
-const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+/** The annotation of the bookmark that ends the initial events (a protobuf projection must keep it). */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 /** The server ends a watch after this; the initial events of 100k pods take well under it. */
 const WATCH_LIST_TIMEOUT_S = 1_800;
 
@@ -71,6 +76,7 @@ async function streamedList(options: InitialListOptions): Promise<string> {
       timeoutSeconds: WATCH_LIST_TIMEOUT_S,
       signal: AbortSignal.any([options.signal, watchdog.signal]),
       initialEvents: true,
+      protobuf: options.protobuf !== undefined,
     });
     options.heard();
     const chunk = () => {
@@ -78,7 +84,9 @@ async function streamedList(options: InitialListOptions): Promise<string> {
       watchdog.arm();
     };
     let end: string | undefined;
-    await readWatchEvents(response.body, chunk, (event, stop) => {
+    await readWatch(response, options.protobuf, chunk, (event, stop) => {
+      // The reflector reads it again as JSON (or, keyless, goes back to JSON altogether).
+      if (event.object instanceof UndecodableObject) return options.item(event.object);
       if (event.type === "ERROR") throw watchErrorEvent(event.object);
       if (event.type === "BOOKMARK") {
         end = initialEventsEnd(event.object);
@@ -115,11 +123,13 @@ async function pagedList(options: InitialListOptions): Promise<string> {
   let continueToken: string | undefined;
   let resourceVersion = "";
   do {
-    const page = await listPage(options.transport, options.collection, options.scope, {
-      limit: options.pageSize,
-      continueToken,
-      signal: options.signal,
-    });
+    const page = await listPage(
+      options.transport,
+      options.collection,
+      options.scope,
+      { limit: options.pageSize, continueToken, signal: options.signal },
+      options.protobuf,
+    );
     options.heard();
     for (const item of page.items) options.item(item);
     continueToken = page.continueToken;

@@ -1,13 +1,11 @@
-// Istio's own repair settings, kept current: the istio-cni-config ConfigMap and the istio-cni-node DaemonSet's env
-// in the CNI agent's namespace, each watched by name (a metadata.name field selector, so RBAC can grant just that
-// object by resourceNames). A read that is forbidden leaves the settings unknown, not the controller stuck.
+// Istio's own repair settings, kept current: the istio-cni-config ConfigMaps and the istio-cni-node DaemonSets' env,
+// in every namespace (or the one pinned), each watched by name (a metadata.name field selector, so RBAC can grant
+// just those objects by resourceNames, cluster-wide). Which namespace's apply is where Istio's CNI agent runs
+// (detect/istio-repair-layout.ts): its DaemonSet, or its pods as the node-agent gate sees them. A read that is
+// forbidden leaves the settings unknown, not the controller stuck.
 import { fieldSelector, scopeOf } from "../config/selectors.js";
-import {
-  ISTIO_CNI_CONFIGMAP,
-  ISTIO_CNI_DAEMONSET,
-  type IstioRepairState,
-  parseIstioRepair,
-} from "../detect/istio-repair-settings.js";
+import { type IstioNamespaceFacts, resolveIstioRepair } from "../detect/istio-repair-layout.js";
+import { ISTIO_CNI_CONFIGMAP, ISTIO_CNI_DAEMONSET, type IstioRepairState } from "../detect/istio-repair-settings.js";
 import { ApiError } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
 import { type Listener, Publisher } from "../util/publisher.js";
@@ -16,7 +14,7 @@ import { Reflector, type ReflectorObserver, type RunningCache } from "./reflecto
 import type { ReflectorSettings } from "./reflector-settings.js";
 
 /** The REPAIR_* values one object carries: a ConfigMap's data, or the literal env of a DaemonSet's containers. */
-type RepairValues = { readonly name: string; readonly values: Readonly<Record<string, string>> };
+type RepairValues = { readonly namespace: string; readonly values: Readonly<Record<string, string>> };
 
 const sameValues = (a: RepairValues, b: RepairValues): boolean => {
   const keys = Object.keys(a.values);
@@ -25,24 +23,27 @@ const sameValues = (a: RepairValues, b: RepairValues): boolean => {
 
 const isRepairKey = (key: string): boolean => key.startsWith("REPAIR_");
 
-type Raw = { metadata?: { name?: unknown }; data?: unknown; spec?: unknown } | null;
+type Raw = { metadata?: { namespace?: unknown }; data?: unknown; spec?: unknown } | null;
 
 function configMapValues(raw: unknown): RepairValues | undefined {
   const object = raw as Raw;
-  const name = object?.metadata?.name;
-  if (typeof name !== "string") return undefined;
+  const namespace = object?.metadata?.namespace;
+  if (typeof namespace !== "string") return undefined;
   const data = typeof object?.data === "object" && object.data !== null ? (object.data as Record<string, unknown>) : {};
   const values: Record<string, string> = {};
   for (const [key, value] of Object.entries(data))
     if (isRepairKey(key) && typeof value === "string") values[key] = value;
-  return { name, values };
+  return { namespace, values };
 }
 
 function daemonSetValues(raw: unknown): RepairValues | undefined {
-  const object = raw as { metadata?: { name?: unknown }; spec?: { template?: { spec?: { containers?: unknown } } } };
-  const name = object?.metadata?.name;
-  if (typeof name !== "string") return undefined;
-  const containers = object.spec?.template?.spec?.containers;
+  const object = raw as {
+    metadata?: { namespace?: unknown };
+    spec?: { template?: { spec?: { containers?: unknown } } };
+  } | null;
+  const namespace = object?.metadata?.namespace;
+  if (typeof namespace !== "string") return undefined;
+  const containers = object?.spec?.template?.spec?.containers;
   const values: Record<string, string> = {};
   for (const container of Array.isArray(containers) ? containers : []) {
     const env = (container as { env?: unknown } | null)?.env;
@@ -52,8 +53,14 @@ function daemonSetValues(raw: unknown): RepairValues | undefined {
       if (typeof key === "string" && isRepairKey(key) && typeof value === "string") values[key] = value;
     }
   }
-  return { name, values };
+  return { namespace, values };
 }
+
+/** Where Istio's CNI agent pods run, as the node-agent gate's watch of them sees it. */
+export type IstioAgentPods = {
+  readonly namespaces: () => Iterable<string>;
+  readonly cache: Pick<RunningCache, "synced" | "waitForSync"> & { subscribe(listener: () => void): void };
+};
 
 type Source = {
   readonly what: string;
@@ -65,7 +72,10 @@ type Source = {
 };
 
 export type IstioRepairWatchOptions = {
-  readonly namespace: string;
+  /** Where to read; undefined: every namespace (the settings then come from where the agent runs). */
+  readonly namespace: string | undefined;
+  /** Istio's agent pods, when the node-agent gate watches them: a namespace they run in counts as the agent's. */
+  readonly agentPods?: IstioAgentPods | undefined;
   readonly settings: ReflectorSettings;
   /**
    * Telemetry for each watch (metrics by `name`, the watched object's; logs by `what`); a forbidden read is not
@@ -77,18 +87,20 @@ export type IstioRepairWatchOptions = {
 };
 
 export class IstioRepairWatch implements RunningCache {
-  readonly namespace: string;
   readonly #sources: readonly Source[];
+  readonly #agentPods: IstioAgentPods | undefined;
   readonly #changes = new Publisher<IstioRepairState>();
   readonly #onWarning: IstioRepairWatchOptions["onWarning"];
   #state: IstioRepairState = { kind: "unknown", why: "not read yet" };
   #syncWaiters: (() => void)[] = [];
 
   constructor(options: IstioRepairWatchOptions) {
-    this.namespace = options.namespace;
     this.#onWarning = options.onWarning;
+    this.#agentPods = options.agentPods;
     const source = (collection: Collection, name: string, transform: (raw: unknown) => RepairValues | undefined) => {
-      const what = `${collection === "configmaps" ? "ConfigMap" : "DaemonSet"} ${options.namespace}/${name}`;
+      const kind = collection === "configmaps" ? "ConfigMap" : "DaemonSet";
+      const what =
+        options.namespace === undefined ? `${kind}s ${name} in all namespaces` : `${kind} ${options.namespace}/${name}`;
       const telemetry = options.observer(what, name);
       const entry: Source = {
         what,
@@ -101,7 +113,7 @@ export class IstioRepairWatch implements RunningCache {
             namespace: options.namespace,
             fieldSelector: fieldSelector([], [["metadata.name", "=", name]]),
           }),
-          store: new FactsStore<RepairValues>((values) => values.name, sameValues),
+          store: new FactsStore<RepairValues>((values) => values.namespace, sameValues),
           transform,
           observer: {
             ...telemetry,
@@ -130,6 +142,7 @@ export class IstioRepairWatch implements RunningCache {
       source("configmaps", ISTIO_CNI_CONFIGMAP, configMapValues),
       source("daemonsets", ISTIO_CNI_DAEMONSET, daemonSetValues),
     ];
+    this.#agentPods?.cache.subscribe(() => this.#update());
   }
 
   /** What is known of Istio's repair now. */
@@ -142,9 +155,12 @@ export class IstioRepairWatch implements RunningCache {
     this.#changes.subscribe(listener);
   }
 
-  /** Each source listed, or refused: a forbidden read must not keep the workers from starting. */
+  /**
+   * Each source listed, or refused (a forbidden read must not keep the workers from starting), and the agent pods
+   * listed: until then an agent may run where nothing is known yet.
+   */
   get synced(): boolean {
-    return this.#sources.every((s) => s.listed || s.forbidden !== undefined);
+    return this.#sources.every((s) => s.listed || s.forbidden !== undefined) && (this.#agentPods?.cache.synced ?? true);
   }
 
   get idleMs(): number {
@@ -152,7 +168,9 @@ export class IstioRepairWatch implements RunningCache {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all(this.#sources.map((s) => s.reflector.run(signal)));
+    // The agent pods' cache is run by the node-agent gate; its first list can end without a change to hear.
+    const agentPodsListed = this.#agentPods?.cache.waitForSync(signal).then(() => this.#update());
+    await Promise.all([...this.#sources.map((s) => s.reflector.run(signal)), agentPodsListed]);
   }
 
   async waitForSync(signal: AbortSignal): Promise<boolean> {
@@ -186,16 +204,25 @@ export class IstioRepairWatch implements RunningCache {
       const why = `cannot read ${forbidden.map((s) => `${s.what}: ${s.forbidden}`).join("; ")}`;
       return { state: { kind: "unknown", why }, warnings: [] };
     }
-    const fromMap = configMap.reflector.store.get(ISTIO_CNI_CONFIGMAP);
-    const fromEnv = daemonSet.reflector.store.get(ISTIO_CNI_DAEMONSET);
-    // The agent sees both: the chart loads the ConfigMap with envFrom, and an explicit env entry wins over it.
-    const values = { ...fromMap?.values, ...fromEnv?.values };
-    const from = [fromMap && configMap.what, fromEnv && Object.keys(fromEnv.values).length > 0 && daemonSet.what];
-    const parsed = parseIstioRepair(values, from.filter(Boolean).join(" + ") || configMap.what, {
-      // A ConfigMap of Istio's chart means its defaults apply; a DaemonSet alone says so only with a REPAIR_* entry.
-      requireAKey: fromMap === undefined,
-    });
-    if (parsed === undefined) return { state: { kind: "absent" }, warnings: [] };
-    return { state: { kind: "detected", settings: parsed.settings }, warnings: parsed.warnings };
+    type Found = { configMap?: RepairValues["values"]; daemonSetEnv?: RepairValues["values"] };
+    const byNamespace = new Map<string, Found>();
+    const entry = (namespace: string) => {
+      const known = byNamespace.get(namespace);
+      if (known !== undefined) return known;
+      const added: Found = {};
+      byNamespace.set(namespace, added);
+      return added;
+    };
+    for (const found of configMap.reflector.store.values()) entry(found.namespace).configMap = found.values;
+    for (const found of daemonSet.reflector.store.values()) entry(found.namespace).daemonSetEnv = found.values;
+    const podNamespaces = new Set(this.#agentPods?.namespaces() ?? []);
+    for (const namespace of podNamespaces) entry(namespace);
+    const facts: IstioNamespaceFacts[] = [...byNamespace].map(([namespace, found]) => ({
+      namespace,
+      configMap: found.configMap,
+      daemonSetEnv: found.daemonSetEnv,
+      agentPods: podNamespaces.has(namespace),
+    }));
+    return resolveIstioRepair(facts);
   }
 }

@@ -1,5 +1,6 @@
 // The node agents deletions wait for (the mesh's CNI agent; ztunnel for ambient): one reflector per distinct
 // selector and namespace, shared by the rules that name it, and the gates each rule checks.
+import { agentNamespaceOf } from "../config/agent-namespaces.js";
 import type { Config } from "../config/config.js";
 import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { isAmbient, type Rule } from "../detect/rule.js";
@@ -7,6 +8,7 @@ import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { type AgentFacts, CniAgents } from "./cni-agent-pods.js";
+import { AGENT_PROJECTION, podsAsProtobuf } from "./pod-projection.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
 import { type WatchHooks, watchTelemetry } from "./watch-telemetry.js";
@@ -52,7 +54,7 @@ function agentSpecs(config: Config, rule: Rule): AgentSpec[] {
       what: "CNI agent",
       selectorFlag: "--cni-agent-selector",
       selector,
-      namespace: gate.namespace,
+      namespace: agentNamespaceOf(gate.namespaces, rule.name),
     });
   }
   if (isAmbient(rule)) {
@@ -99,6 +101,7 @@ export function watchNodeAgents(
           collection: "pods",
           scope,
           store: agents.store,
+          protobuf: podsAsProtobuf(AGENT_PROJECTION),
           transform: (pod) => agents.toFacts(pod, clock.monotonic()),
           observer: watchTelemetry(
             telemetry.metrics,

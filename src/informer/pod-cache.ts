@@ -2,10 +2,12 @@
 // needs, in one fixed order set here (not by who subscribed first):
 //   1. the ambient enrolment clocks (detection reads them, so they go first);
 //   2. detection, once per change: the verdict of the pod as it is now;
-//   3. the safety observer (the storm breaker's standings, in-flight slots of pods gone);
-//   4. the cache-size gauge;
+//   3. the cache-size gauge;
+//   4. the safety observer (the storm breaker's standings, in-flight slots of pods gone), subscribed first;
 //   5. the subscribers (the triggers), which only map a change to keys, after all the bookkeeping is done.
-// Steps 3 to 5 get the change with its verdict: nothing after the cache detects again for the same change.
+// Steps 4 and 5 get the change with its verdict: nothing after the cache detects again for the same change. Each of
+// them runs on its own: a throw in one still lets the others hear the change, and the reflector reports it with the
+// pod's key (util/publisher.ts).
 import type { Config } from "../config/config.js";
 import { type DetectContext, detect, type Verdict } from "../detect/detect.js";
 import type { PodFacts } from "../detect/facts.js";
@@ -15,6 +17,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import type { StoreChange } from "./facts-store.js";
 import type { NamespaceFacts } from "./namespace-facts.js";
+import { podsAsProtobuf, projectionOf } from "./pod-projection.js";
 import { type PodChange, PodStore } from "./pod-store.js";
 import { Reflector } from "./reflector.js";
 import type { ReflectorSettings } from "./reflector-settings.js";
@@ -65,6 +68,7 @@ export class PodCache {
       scope: config.scope,
       watchList: config.watchList,
       store: this.store,
+      protobuf: podsAsProtobuf(projectionOf(schema)),
       transform: (pod) => {
         const facts = toPodFacts(pod, schema);
         return facts && inScope(facts.namespace) ? facts : undefined;
@@ -75,11 +79,11 @@ export class PodCache {
       }),
       ...(options.onListProgress && { onListProgress: options.onListProgress }),
     });
+    this.#events.subscribe(options.safety);
     this.reflector.subscribe((change) => this.#changed(change));
     options.namespaces?.subscribe((change) => {
       const context = options.context();
-      for (const facts of this.store.values())
-        if (facts.namespace === change.key) options.enrolment.observe(facts, context);
+      for (const facts of this.store.inNamespace(change.key)) options.enrolment.observe(facts, context);
     });
   }
 
@@ -101,13 +105,12 @@ export class PodCache {
   }
 
   #changed(change: PodChange): void {
-    const { enrolment, config, safety, metrics } = this.#options;
+    const { enrolment, config, metrics } = this.#options;
     const { previous, current } = change;
     const context = this.#options.context();
     if (previous && previous.uid !== current?.uid) enrolment.forget(previous.uid);
     if (current) enrolment.observe(current, context);
     const event = { change, verdict: current && detect(current, config.rules, context) };
-    safety(event);
     metrics.cachePods.set(this.store.size);
     this.#events.publish(event);
   }

@@ -7,26 +7,46 @@
 //     │              │ stalled (no byte for stallTimeout) ─▶ watch(last rv)
 //     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
 // It never gives up; only the abort signal ends run().
+//
+// With `protobuf` it asks for Kubernetes protobuf (and reads JSON when the server answers that). An object the
+// decoder cannot read is reported and read again as JSON by itself (json-refetch.ts); one without even a readable
+// key sends the whole reflector back to JSON for good, from where it was.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Scope } from "../config/selectors.js";
 import { ApiError, watchErrorEvent } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
-import { openWatch } from "../kube/pods-api.js";
+import { getObject, openWatch } from "../kube/pods-api.js";
+import { type ObjectKey, type ProtobufObjects, UndecodableObject } from "../kube/protobuf-objects.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
 import { InitialLister } from "./initial-list.js";
+import { JsonRefetch } from "./json-refetch.js";
 import { StallWatchdog } from "./stall-watchdog.js";
-import { readWatchEvents } from "./watch-lines.js";
+import { readWatch } from "./watch-stream.js";
 
 /** How the watch is going, for metrics and logs (the cache's changes go to subscribers instead). */
 export type ReflectorObserver = {
   listed(items: number, durationMs: number): void;
   watchEvent(type: string): void;
   watchRestart(reason: WatchRestartReason, error?: unknown): void;
+  /** A subscriber threw on the change of this key: the others heard it, the watch goes on. */
+  listenerFailed(key: string, error: unknown): void;
+  /** An object not readable as protobuf (read again as JSON); without a key, the reflector went back to JSON. */
+  undecodable?(key: ObjectKey | undefined, error: unknown): void;
 };
+
+/** Reading a collection as Kubernetes protobuf. */
+export type ReflectorProtobuf = {
+  readonly objects: ProtobufObjects;
+  /** The store's key of an object known by its namespace and name only (one the decoder could not read). */
+  readonly storeKey: (key: ObjectKey) => string;
+};
+
+/** An object without a readable key: the reflector cannot fetch it alone, so it reads everything as JSON again. */
+class ProtobufAbandoned extends Error {}
 
 export type ReflectorOptions<T> = {
   readonly transport: KubeTransport;
@@ -46,6 +66,8 @@ export type ReflectorOptions<T> = {
   readonly observer: ReflectorObserver;
   /** Called after each list page with the number of items listed so far. */
   readonly onListProgress?: (items: number) => void;
+  /** Read the collection as Kubernetes protobuf (JSON stays the fallback); JSON only when absent. */
+  readonly protobuf?: ReflectorProtobuf | undefined;
 };
 
 type State =
@@ -70,7 +92,10 @@ export class Reflector<T> implements RunningCache {
   readonly #options: ReflectorOptions<T>;
   readonly #backoff: Backoff;
   readonly #lister: InitialLister;
-  readonly #changes = new Publisher<StoreChange<T>>();
+  readonly #changes: Publisher<StoreChange<T>>;
+  readonly #refetch: JsonRefetch;
+  /** Undefined once a keyless undecodable object sent the reflector back to JSON. */
+  #protobuf: ReflectorProtobuf | undefined;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   /** Process start counts as heard: the first list gets the same grace as any later silence. */
@@ -81,6 +106,11 @@ export class Reflector<T> implements RunningCache {
     this.store = options.store;
     this.#backoff = new Backoff(options.backoff);
     this.#lister = new InitialLister(options.watchList ?? false);
+    // A subscriber's bug is not the API server's: reported on its own, never as a watch restart, and the cache and
+    // resourceVersion move on with the other subscribers told.
+    this.#changes = new Publisher((error, change) => options.observer.listenerFailed(change.key, error));
+    this.#protobuf = options.protobuf;
+    this.#refetch = new JsonRefetch((key, signal) => getObject(options.transport, options.collection, key, signal));
   }
 
   /** True once the first full list is in the cache. */
@@ -94,7 +124,7 @@ export class Reflector<T> implements RunningCache {
     return performance.now() - this.#lastHeard;
   }
 
-  /** Hears every later change to the cache, in order, before the next one is made. */
+  /** Hears every later change to the cache, in order, before the next one is made; a throw is reported, not passed on. */
   subscribe(listener: Listener<StoreChange<T>>): void {
     this.#changes.subscribe(listener);
   }
@@ -128,6 +158,8 @@ export class Reflector<T> implements RunningCache {
   async #list(signal: AbortSignal): Promise<State> {
     const started = performance.now();
     const listed = new Map<string, T>();
+    const undecodable: UndecodableObject[] = [];
+    const protobuf = this.#protobuf;
     let resourceVersion: string;
     try {
       ({ resourceVersion } = await this.#lister.list({
@@ -138,19 +170,33 @@ export class Reflector<T> implements RunningCache {
         stallTimeoutMs: this.#options.stallTimeoutMs,
         signal,
         heard: () => this.#heard(),
+        protobuf: protobuf?.objects,
         item: (item) => {
+          if (item instanceof UndecodableObject) {
+            this.#reportUndecodable(item);
+            undecodable.push(item);
+            return;
+          }
           const facts = this.#options.transform(item);
           if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
         },
         progress: () => this.#options.onListProgress?.(listed.size),
       }));
+      // Rare: each one the decoder could not read is read by itself as JSON (gone since: not listed).
+      for (const { key } of undecodable) {
+        const object = await getObject(this.#options.transport, this.#options.collection, key as ObjectKey, signal);
+        const facts = object === undefined ? undefined : this.#options.transform(object);
+        if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
+      }
     } catch (error) {
       if (signal.aborted) return { phase: "list" };
+      if (error instanceof ProtobufAbandoned) return { phase: "list" };
       this.#heardIfAnswered(error);
       // An expired continue token (410) means the snapshot is gone: start the list over, after a pause.
       this.#options.observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
     }
+    this.#refetch.appliedAll();
     for (const change of this.store.replaceAll(listed)) this.#changes.publish(change);
     this.#options.observer.listed(listed.size, performance.now() - started);
     this.#markSynced();
@@ -172,15 +218,23 @@ export class Reflector<T> implements RunningCache {
       // The watchdog runs from the dial: a connection that never answers is as dead as one that went quiet.
       watchdog.arm();
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
+      const protobuf = this.#protobuf;
       const response = await openWatch(this.#options.transport, this.#options.collection, this.#options.scope, {
         resourceVersion,
         timeoutSeconds,
         signal: watchSignal,
+        protobuf: protobuf !== undefined,
       });
       this.#heard();
-      await readWatchEvents(response.body, feed, (event) => {
+      await readWatch(response, protobuf?.objects, feed, (event) => {
         events++;
         observer.watchEvent(event.type);
+        if (event.object instanceof UndecodableObject) {
+          this.#reportUndecodable(event.object);
+          this.#refetchLater(event.object, signal);
+          this.#backoff.reset();
+          return;
+        }
         if (event.type === "ERROR") throw watchErrorEvent(event.object);
         const version = (event.object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
           ?.resourceVersion;
@@ -196,6 +250,8 @@ export class Reflector<T> implements RunningCache {
       return { phase: "watch", resourceVersion };
     } catch (error) {
       if (signal.aborted) return { phase: "watch", resourceVersion };
+      // From the last event applied, as JSON: the one that could not be read comes again.
+      if (error instanceof ProtobufAbandoned) return { phase: "watch", resourceVersion };
       if (watchdog.stalled) {
         observer.watchRestart(
           "stalled",
@@ -229,8 +285,36 @@ export class Reflector<T> implements RunningCache {
     if (type === "BOOKMARK") return;
     const facts = this.#options.transform(object);
     if (facts === undefined) return;
-    const change = type === "DELETED" ? this.store.remove(this.store.keyOf(facts)) : this.store.upsert(facts);
+    const key = this.store.keyOf(facts);
+    if (this.#options.protobuf) this.#refetch.applied(key);
+    const change = type === "DELETED" ? this.store.remove(key) : this.store.upsert(facts);
     if (change) this.#changes.publish(change);
+  }
+
+  /** Reports an object the decoder could not read; without a key, goes back to JSON (throws to restart there). */
+  #reportUndecodable(object: UndecodableObject): asserts object is UndecodableObject & { key: ObjectKey } {
+    this.#options.observer.undecodable?.(object.key, object.error);
+    if (object.key !== undefined) return;
+    this.#protobuf = undefined;
+    throw new ProtobufAbandoned("an object without a readable key: reading as JSON from now on", {
+      cause: object.error,
+    });
+  }
+
+  /** Reads the object again as JSON by itself, applied as its latest state unless a newer event came first. */
+  #refetchLater(object: UndecodableObject & { key: ObjectKey }, signal: AbortSignal): void {
+    const storeKey = (this.#options.protobuf as ReflectorProtobuf).storeKey(object.key);
+    void this.#refetch.refetch(
+      object.key,
+      storeKey,
+      signal,
+      (json) => {
+        const facts = json === undefined ? undefined : this.#options.transform(json);
+        const change = facts === undefined ? this.store.remove(storeKey) : this.store.upsert(facts);
+        if (change) this.#changes.publish(change);
+      },
+      (error) => this.#options.observer.watchRestart("error", error),
+    );
   }
 
   /** Backoff, but never sooner than the server asked for with Retry-After. */

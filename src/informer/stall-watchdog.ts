@@ -4,19 +4,22 @@
 // Arming only notes the time: one timer runs per watchdog, and when it fires early (bytes came meanwhile) it sleeps
 // again for what is left. Re-creating a timer on every chunk cost ~3% of the per-node instance's CPU per watch event.
 
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+
 export class StallWatchdog {
   readonly #stop = new AbortController();
   readonly #timeoutMs: number;
-  readonly #now: () => number;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #timer: TimerHandle | undefined;
   /** When a byte last came (or the dial began); the stall deadline is this plus the timeout. */
   #armedAt = 0;
   #stalled = false;
   #disposed = false;
 
-  constructor(timeoutMs: number, now: () => number = () => performance.now()) {
+  /** Times on the clock's monotonic time: a wall clock set forward must not declare a live watch dead. */
+  constructor(timeoutMs: number, clock: Clock = systemClock) {
     this.#timeoutMs = timeoutMs;
-    this.#now = now;
+    this.#clock = clock;
   }
 
   /** Aborts when the watchdog fires or is disposed. */
@@ -32,25 +35,25 @@ export class StallWatchdog {
   /** (Re)starts the countdown: call at the dial and whenever a byte arrives. */
   arm(): void {
     if (this.#disposed || this.#stalled) return;
-    this.#armedAt = this.#now();
+    this.#armedAt = this.#clock.monotonic();
     if (this.#timer === undefined) this.#wait(this.#timeoutMs);
   }
 
   dispose(): void {
     this.#disposed = true;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#stop.abort();
   }
 
   #wait(ms: number): void {
-    this.#timer = setTimeout(() => this.#check(), Math.max(1, Math.ceil(ms)));
+    this.#timer = this.#clock.setTimeout(() => this.#check(), Math.max(1, Math.ceil(ms)));
   }
 
   #check(): void {
     this.#timer = undefined;
     if (this.#disposed) return;
-    const left = this.#armedAt + this.#timeoutMs - this.#now();
+    const left = this.#armedAt + this.#timeoutMs - this.#clock.monotonic();
     if (left > 0) {
       this.#wait(left);
       return;

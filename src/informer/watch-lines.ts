@@ -1,5 +1,6 @@
-// Splits a watch response body into parsed JSON events, one per line, handed over as each line completes.
+// Splits a JSON watch response body into parsed events, one per line, handed over as each line completes.
 import type { WatchBody } from "../kube/streamed-response.js";
+import { readBody } from "./watch-body.js";
 
 export type WatchEvent = { readonly type: string; readonly object: unknown };
 
@@ -10,59 +11,42 @@ const NEWLINE = 0x0a;
 
 /**
  * Reads a newline-delimited JSON body to its end, calling `onChunk` for every chunk and `onEvent` for every
- * event, synchronously inside the chunk's callback: no promise per chunk or event (a WHATWG stream read with
- * for-await cost ~100 µs of CPU per watch event, more than the facts). Resolves at the end of the body or at
- * `stop`; rejects with the body's error, a line that is not an event, or whatever `onEvent` throws, and then
- * destroys the body.
+ * event, synchronously inside the chunk's callback (watch-body.ts). Resolves at the end of the body or at `stop`;
+ * rejects with the body's error, a line that is not an event, or whatever `onEvent` throws, and then destroys the
+ * body.
  *
  * Lines are cut on the newline byte and each whole line is decoded once: a newline byte never occurs inside a
  * multi-byte UTF-8 character, and a whole-buffer decode takes the fast path a streaming TextDecoder does not.
  */
 export function readWatchEvents(body: WatchBody, onChunk: () => void, onEvent: WatchEventHandler): Promise<void> {
-  return new Promise((resolve, reject) => {
+  return readBody(body, onChunk, ({ stop, stopped }) => {
     // Bytes of a line whose newline has not come yet, in arrival order (copies: a chunk is not ours to keep).
     let pending: Uint8Array[] = [];
-    let done = false;
-    const finish = (error?: unknown) => {
-      if (done) return;
-      done = true;
-      pending = [];
-      if (error === undefined) resolve();
-      else reject(error);
-      if (!body.destroyed) body.destroy();
-    };
-    const stop = () => finish();
     const line = (bytes: Uint8Array) => {
       const text = decode(bytes);
       if (text.trim() !== "") onEvent(parseEvent(text), stop);
     };
-    body.on("data", (chunk: Uint8Array) => {
-      if (done) return;
-      try {
-        onChunk();
+    return {
+      chunk(chunk) {
         let start = 0;
-        for (let newline = chunk.indexOf(NEWLINE); newline >= 0 && !done; newline = chunk.indexOf(NEWLINE, start)) {
+        for (
+          let newline = chunk.indexOf(NEWLINE);
+          newline >= 0 && !stopped();
+          newline = chunk.indexOf(NEWLINE, start)
+        ) {
           const tail = chunk.subarray(start, newline);
           const bytes = pending.length === 0 ? tail : Buffer.concat([...pending, tail]);
           pending = [];
           start = newline + 1;
           line(bytes);
         }
-        if (!done && start < chunk.length) pending.push(chunk.slice(start));
-      } catch (error) {
-        finish(error);
-      }
-    });
-    body.on("end", () => {
-      try {
+        if (!stopped() && start < chunk.length) pending.push(chunk.slice(start));
+      },
+      end() {
         if (pending.length > 0) line(Buffer.concat(pending));
-        finish();
-      } catch (error) {
-        finish(error);
-      }
-    });
-    body.on("error", (error) => finish(error));
-    body.on("close", () => finish(new Error("watch body closed before its end")));
+        pending = [];
+      },
+    };
   });
 }
 

@@ -3,7 +3,7 @@
 // hide a quiet or stuck one (pods).
 import type { Logger } from "../observe/logger.js";
 import { initWatchSeries, type Metrics, type WatchResource } from "../observe/metrics.js";
-import { messageOf } from "../util/message-of.js";
+import { messageOf, stackOf } from "../util/message-of.js";
 import type { ReflectorObserver } from "./reflector.js";
 
 export type WatchHooks = {
@@ -34,12 +34,25 @@ export function watchTelemetry(
       }
       heard();
     },
+    undecodable: (key, error) => {
+      metrics.watchUndecodableObjects.inc({ resource });
+      log.warn("object not readable as protobuf: reading it as JSON", {
+        ...(key !== undefined && { namespace: key.namespace, name: key.name }),
+        error: messageOf(error),
+        ...(key === undefined && { fallback: "the whole watch, as JSON from now on" }),
+      });
+    },
     watchRestart: (reason, error) => {
       metrics.watchRestarts.inc({ resource, reason });
       const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };
       if (reason === "timeout") log.debug("watch restarted", fields);
       else log.warn("watch restarted", fields);
       if (reason === "error" || reason === "gone") hooks.failed?.(error);
+    },
+    // A bug of ours, not the API server's: an error with its stack, and the key it failed on (a pod's namespace/name).
+    listenerFailed: (key, error) => {
+      metrics.listenerFailures.inc({ resource });
+      log.error("listener failed", { key, error: stackOf(error) });
     },
   };
 }

@@ -71,13 +71,15 @@ export function requiredPermissions(opts: RequiredPermissionsOptions): Permissio
 }
 
 /**
- * What reading Istio's repair settings needs: its two objects, by name, in the CNI agent's namespace. Optional: when
+ * What reading Istio's repair settings needs: its two objects, by name, in the istio rule's pinned agent namespace,
+ * else in every namespace (a ClusterRole limited by resourceNames: the agent may run anywhere). Optional: when
  * refused, the controller holds istio pods as if Istio repaired them in place (the safe side), it does not stop.
  */
-export function istioRepairPermissions(namespace: string): Permission[] {
+export function istioRepairPermissions(namespace: string | undefined): Permission[] {
+  const where = namespace === undefined ? {} : { namespace };
   return ["get", "list", "watch"].flatMap((verb) => [
-    { verb, group: "", resource: "configmaps", namespace, name: "istio-cni-config" },
-    { verb, group: "apps", resource: "daemonsets", namespace, name: "istio-cni-node" },
+    { verb, group: "", resource: "configmaps", ...where, name: "istio-cni-config" },
+    { verb, group: "apps", resource: "daemonsets", ...where, name: "istio-cni-node" },
   ]);
 }
 

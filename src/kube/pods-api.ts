@@ -1,6 +1,9 @@
 // The pod calls the controller makes: paginated list, watch, delete with preconditions, label via pods/status.
 import type { Scope } from "../config/selectors.js";
+import { ApiError } from "./api-error.js";
 import { type Collection, collectionRequest } from "./collection-path.js";
+import { isProtobuf, openEnvelope, PROTOBUF_CONTENT_TYPE, readListMessage } from "./protobuf-envelope.js";
+import { decodeItem, type ObjectKey, type ProtobufObjects } from "./protobuf-objects.js";
 import type { KubeTransport, WatchResponse } from "./transport.js";
 
 export type PodListPage = {
@@ -15,23 +18,44 @@ export type Preconditions = { readonly uid: string; readonly resourceVersion: st
 const podPath = (namespace: string, name: string): string =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
 
-/** One page of a list of a collection in a scope. */
+/**
+ * Asks for protobuf, and takes JSON when the server answers that instead (its Content-Type says which): client-go
+ * asks the same way for built-in kinds.
+ */
+const PROTOBUF_OR_JSON = `${PROTOBUF_CONTENT_TYPE}, application/json`;
+
+/**
+ * One page of a list of a collection in a scope. With `protobuf`, asked for as Kubernetes protobuf and its items
+ * decoded by it (an item it cannot read comes as an UndecodableObject); JSON otherwise, or when the server answers it.
+ */
 export async function listPage(
   transport: KubeTransport,
   collection: Collection,
   scope: Scope,
   page: { limit: number; continueToken: string | undefined; signal?: AbortSignal },
+  protobuf?: ProtobufObjects,
 ): Promise<PodListPage> {
   const request = collectionRequest(collection, scope);
-  const { body } = await transport.request("list", "GET", request.path, {
+  const answer = await transport.requestBytes("list", "GET", request.path, {
     query: {
       ...request.query,
       limit: page.limit,
       continue: page.continueToken,
     },
+    ...(protobuf && { accept: PROTOBUF_OR_JSON }),
     ...(page.signal && { signal: page.signal }),
     timeoutMs: 60_000,
   });
+  if (protobuf && isProtobuf(answer.contentType)) {
+    const list = readListMessage(openEnvelope(answer.bytes).raw);
+    if (list.resourceVersion === "") throw new Error(`list of ${request.path} carries no metadata.resourceVersion`);
+    return {
+      items: list.items.map((item) => decodeItem(item, protobuf)),
+      resourceVersion: list.resourceVersion,
+      continueToken: list.continueToken === "" ? undefined : list.continueToken,
+    };
+  }
+  const body: unknown = answer.bytes.length > 0 ? JSON.parse(answer.bytes.toString("utf8")) : undefined;
   const list = (body ?? {}) as { items?: unknown; metadata?: { resourceVersion?: unknown; continue?: unknown } };
   const resourceVersion = list.metadata?.resourceVersion;
   if (typeof resourceVersion !== "string" || resourceVersion === "") {
@@ -54,10 +78,18 @@ export async function openWatch(
   transport: KubeTransport,
   collection: Collection,
   scope: Scope,
-  options: { resourceVersion: string; timeoutSeconds: number; signal: AbortSignal; initialEvents?: boolean },
+  options: {
+    resourceVersion: string;
+    timeoutSeconds: number;
+    signal: AbortSignal;
+    initialEvents?: boolean;
+    /** Ask for a protobuf stream (the server may still answer JSON: read the response's contentType). */
+    protobuf?: boolean;
+  },
 ): Promise<WatchResponse> {
   const request = collectionRequest(collection, scope);
   return await transport.stream(request.path, {
+    ...(options.protobuf && { accept: PROTOBUF_OR_JSON }),
     query: {
       watch: true,
       allowWatchBookmarks: true,
@@ -68,6 +100,28 @@ export async function openWatch(
     },
     signal: options.signal,
   });
+}
+
+/**
+ * One object of a namespaced collection as JSON now, or undefined when it is gone (404): how a watch or list reads
+ * an object its protobuf decoder could not.
+ */
+export async function getObject(
+  transport: KubeTransport,
+  collection: Collection,
+  key: ObjectKey,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const path = `${collectionRequest(collection, { namespace: key.namespace }).path}/${encodeURIComponent(key.name)}`;
+  try {
+    const { body } = await transport.request("get", "GET", path, {
+      ...(signal && { signal }),
+    });
+    return body;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 /**

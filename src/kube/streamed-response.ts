@@ -59,8 +59,8 @@ export class DispatchedBody extends EventEmitter implements WatchBody {
     return this;
   }
 
-  /** The whole body as text (an error answer's Status). */
-  async text(): Promise<string> {
+  /** The whole body (an error answer's Status). */
+  async arrayBuffer(): Promise<ArrayBuffer> {
     const chunks: Uint8Array[] = [];
     await new Promise<void>((resolve, reject) => {
       this.on("error", reject);
@@ -68,7 +68,13 @@ export class DispatchedBody extends EventEmitter implements WatchBody {
       this.on("end", resolve);
       this.on("data", (chunk) => chunks.push(chunk));
     });
-    return Buffer.concat(chunks).toString("utf8");
+    const whole = Buffer.concat(chunks);
+    return whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer;
+  }
+
+  /** The whole body as text. */
+  async text(): Promise<string> {
+    return Buffer.from(await this.arrayBuffer()).toString("utf8");
   }
 
   attach(abort: (reason: Error) => void): void {

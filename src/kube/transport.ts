@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
+import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
 import { dispatchStreaming, type StreamedResponse, type WatchBody } from "./streamed-response.js";
 import { Agent, type Dispatcher, request } from "./undici-parts.js";
 
@@ -25,8 +26,11 @@ export type RequestOptions = {
 
 export type ApiResponse = { readonly status: number; readonly body: unknown };
 
+/** An answer's bytes as they came, with their Content-Type (a request that accepts protobuf may get JSON). */
+export type BytesResponse = { readonly status: number; readonly contentType: string; readonly bytes: Buffer };
+
 /** A watch's answer: the status and the body, which the caller reads to its end or destroys. */
-export type WatchResponse = { readonly status: number; readonly body: WatchBody };
+export type WatchResponse = { readonly status: number; readonly contentType: string; readonly body: WatchBody };
 
 /** Called once per request with its verb and status code label ("200", "409", "error"). */
 export type RequestObserver = (verb: Verb, code: string) => void;
@@ -101,6 +105,15 @@ export class KubeTransport {
     return { status: answer.statusCode, body: text.length > 0 ? JSON.parse(text) : undefined };
   }
 
+  /** A request whose answer is returned as bytes with its Content-Type (for protobuf); non-2xx throw ApiError. */
+  async requestBytes(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<BytesResponse> {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const answer = await this.#send(verb, method, path, options, signal);
+    const bytes = Buffer.from(await answer.body.arrayBuffer());
+    return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), bytes };
+  }
+
   /**
    * A streaming GET (watch); non-2xx answers throw ApiError. Its body comes by callbacks (streamed-response.ts):
    * no promise per chunk (a WHATWG body's for-await cost ~100 µs of CPU per event) and no Node stream either.
@@ -119,7 +132,9 @@ export class KubeTransport {
       throw this.#noResponse("watch", "GET", url, error, options.signal);
     }
     this.#answered("watch", answer.statusCode, credentials);
-    if (answer.statusCode >= 200 && answer.statusCode < 300) return { status: answer.statusCode, body: answer.body };
+    if (answer.statusCode >= 200 && answer.statusCode < 300) {
+      return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), body: answer.body };
+    }
     throw await this.#errorOf("GET", url, answer.statusCode, answer.headers, answer.body);
   }
 
@@ -156,15 +171,16 @@ export class KubeTransport {
     throw await this.#errorOf(method, url, answer.statusCode, answer.headers, answer.body);
   }
 
-  /** The ApiError of a non-2xx answer, its body (a Status) read to the end. */
+  /** The ApiError of a non-2xx answer, its body (a Status, JSON or protobuf) read to the end. */
   async #errorOf(
     method: string,
     url: URL,
     status: number,
     headers: IncomingHttpHeaders,
-    body: { text(): Promise<string> },
+    body: { arrayBuffer(): Promise<ArrayBuffer> },
   ): Promise<ApiError> {
-    const text = await body.text().catch(() => "");
+    const bytes = Buffer.from(await body.arrayBuffer().catch(() => new ArrayBuffer(0)));
+    const text = isProtobuf(headers["content-type"]) ? protobufStatusText(bytes) : bytes.toString("utf8");
     const retryAfter = headers["retry-after"];
     return apiErrorFromResponse(
       `${method} ${url.pathname}`,
@@ -237,6 +253,20 @@ export class KubeTransport {
     this.#headersReadAt = performance.now();
     this.#credentials++;
     return { headers, dispatcher };
+  }
+}
+
+const contentTypeOf = (headers: IncomingHttpHeaders): string => {
+  const value = headers["content-type"];
+  return (Array.isArray(value) ? value[0] : value) ?? "";
+};
+
+/** A protobuf Status as the JSON text apiErrorFromResponse reads; the raw bytes when they are not one. */
+function protobufStatusText(bytes: Buffer): string {
+  try {
+    return JSON.stringify(readStatusMessage(openEnvelope(bytes).raw));
+  } catch {
+    return bytes.toString("latin1").slice(0, 300);
   }
 }
 

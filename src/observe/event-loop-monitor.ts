@@ -1,11 +1,14 @@
 // Heartbeat timer that measures event loop lag: for the "event loop alive" health check and, as the process's only
 // periodic wake-up while idle, for the nodejs_eventloop_lag_* metrics (observe/metrics.ts).
 
-import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
+import { createHistogram, type RecordableHistogram } from "node:perf_hooks";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 
 export type EventLoopMonitorOptions = {
   /** How often the heartbeat fires; default 500 ms. */
   readonly intervalMs?: number;
+  /** Its timer and its time (the monotonic one); default the system's. */
+  readonly clock?: Clock;
 };
 
 /** The heartbeats' delays since the last take(), in seconds (all 0 when there was none). */
@@ -24,8 +27,9 @@ const NS_PER_S = 1e9;
 
 export class EventLoopMonitor {
   readonly #intervalMs: number;
-  #timer: NodeJS.Timeout | undefined;
-  /** When the next heartbeat is due (performance.now() milliseconds). */
+  readonly #clock: Clock;
+  #timer: TimerHandle | undefined;
+  /** When the next heartbeat is due (the clock's monotonic milliseconds). */
   #dueAt: number;
   #lastLagMs = 0;
   /** Every heartbeat's delay in nanoseconds, until takeLagStatistics() reads and clears them. */
@@ -33,14 +37,15 @@ export class EventLoopMonitor {
 
   constructor(opts: EventLoopMonitorOptions = {}) {
     this.#intervalMs = opts.intervalMs ?? 500;
-    this.#dueAt = performance.now() + this.#intervalMs;
+    this.#clock = opts.clock ?? systemClock;
+    this.#dueAt = this.#clock.monotonic() + this.#intervalMs;
     this.#schedule();
   }
 
   /** How late the loop is: the last heartbeat's delay, or how overdue the next one already is if that is worse. */
   lagMs(): number {
     if (this.#timer === undefined) return this.#lastLagMs;
-    return Math.max(this.#lastLagMs, performance.now() - this.#dueAt);
+    return Math.max(this.#lastLagMs, this.#clock.monotonic() - this.#dueAt);
   }
 
   isAlive(maxLagMs: number): boolean {
@@ -67,18 +72,17 @@ export class EventLoopMonitor {
 
   /** Stops the heartbeat; lagMs() then keeps reporting the last measurement. */
   stop(): void {
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
   #schedule(): void {
-    this.#timer = setTimeout(() => this.#beat(), this.#intervalMs);
     // The monitor must never be what keeps the process running.
-    this.#timer.unref();
+    this.#timer = this.#clock.setTimeout(() => this.#beat(), this.#intervalMs, { unref: true });
   }
 
   #beat(): void {
-    const now = performance.now();
+    const now = this.#clock.monotonic();
     this.#lastLagMs = Math.max(0, now - this.#dueAt);
     // The histogram takes whole nanoseconds from 1 up.
     this.#delays.record(Math.max(1, Math.round(this.#lastLagMs * 1e6)));

@@ -1,5 +1,5 @@
 // What the controller says when Istio's repair settings are read or change: one log line per change (a warning
-// when Istio deletes or labels broken pods itself, or cannot be read), and the mode gauge.
+// when Istio deletes or labels broken pods itself, or its settings are unknown), and the mode gauge.
 import {
   describeIstioRepair,
   ISTIO_REPAIR_MODES,
@@ -37,7 +37,10 @@ export function reportIstioRepair(
         );
         return;
       case "unknown":
-        log.warn("Istio's repair settings cannot be read: istio pods are held as if Istio repairs in place", fields);
+        log.warn(
+          "Istio's repair settings are unknown (missing beside its running agent, unreadable, or differing): istio pods are held as if Istio repairs in place; fix what the message names, or --istio-repair=ignore to act on them",
+          fields,
+        );
         return;
     }
   };

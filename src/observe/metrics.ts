@@ -40,8 +40,14 @@ export type ApiVerb = string;
 /** HTTP status as a string ("200", "409"), or "error" when no response came back. */
 export type ApiCode = string;
 
-/** Seconds, 5 ms to 30 s: reconciles take milliseconds, repairs can wait out backoff. */
-export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/**
+ * Seconds, 10 ms to 30 min, from first seen broken until repaired: an unheld repair takes milliseconds, but a hold
+ * makes it minutes (a CNI agent's --cni-agent-min-ready, the deletion pace, and as Istio's fallback a crash-loop
+ * back-off of up to 5 min before the validator's next run shows that Istio's repair did not work).
+ */
+export const REPAIR_LATENCY_BUCKETS: readonly number[] = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800,
+];
 
 type Labels = Record<string, string>;
 
@@ -64,6 +70,11 @@ export type LabelledGauge<L extends Labels> = Omit<
   remove(labels: L): void;
 };
 
+/** A gauge whose series are read at scrape time from whoever registers a reader (none: no series). */
+export type ScrapedSeries<L extends Labels> = {
+  readFrom(read: () => Iterable<readonly [L, number]>): void;
+};
+
 export type Metrics = {
   /** cni_repair_pods_repaired_total */
   readonly podsRepaired: LabelledCounter<{ type: RepairType; result: RepairResult }>;
@@ -77,6 +88,13 @@ export type Metrics = {
   readonly retriesExhausted: Counter<never>;
   /** cni_repair_watch_restarts_total */
   readonly watchRestarts: LabelledCounter<{ resource: WatchResource; reason: WatchRestartReason }>;
+  /** cni_repair_listener_failures_total: a subscriber of a watch's changes threw (a bug); the others still heard it. */
+  readonly listenerFailures: LabelledCounter<{ resource: WatchResource }>;
+  /**
+   * cni_repair_watch_undecodable_objects_total: objects a list or watch could not read as protobuf (each read again
+   * as JSON; never dropped).
+   */
+  readonly watchUndecodableObjects: LabelledCounter<{ resource: WatchResource }>;
   /** cni_repair_watch_events_total */
   readonly watchEvents: LabelledCounter<{ resource: WatchResource; type: WatchEventType }>;
   /** cni_repair_cache_pods */
@@ -96,6 +114,11 @@ export type Metrics = {
   readonly podsHeld: LabelledGauge<{ reason: string }>;
   /** cni_repair_holds_total: times a pod entered a hold, by reason (series created as podsHeld's). */
   readonly holdsTotal: LabelledCounter<{ reason: string }>;
+  /**
+   * cni_repair_pods_held_longest_seconds: of the pods held now, how long the longest-held one has been held for its
+   * reason. Read at scrape time from the reader the holds register (safety/holds.ts), so it grows while a pod waits.
+   */
+  readonly podsHeldLongestSeconds: ScrapedSeries<{ reason: string }>;
   /** cni_repair_storm_breaker_open: breakers open now, by scope (node: how many nodes; cluster: 0/1). */
   readonly stormBreakerOpen: LabelledGauge<{ scope: "node" | "cluster" }>;
   /** cni_repair_cni_agent_pods: CNI agent pods seen, by rule and readiness. */
@@ -141,7 +164,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   const repairLatencySeconds = histogram(
     "cni_repair_repair_latency_seconds",
     "Time from first seeing a pod broken until its repair action completed.",
-    DURATION_BUCKETS,
+    REPAIR_LATENCY_BUCKETS,
   );
   const retriesExhausted = counter(
     "cni_repair_retries_exhausted_total",
@@ -151,6 +174,16 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "resource",
     "reason",
   ]);
+  const listenerFailures = counter(
+    "cni_repair_listener_failures_total",
+    "Changes of a watched resource on which one of its listeners threw (a bug); the other listeners still heard them.",
+    ["resource"],
+  );
+  const watchUndecodableObjects = counter(
+    "cni_repair_watch_undecodable_objects_total",
+    "Objects a list or watch could not read as protobuf, by watched resource; each is read again as JSON.",
+    ["resource"],
+  );
   // Both series are read from the watches' tallies at scrape time (whichever is collected first moves them).
   const tallies = new Map<WatchResource, WatchTally>();
   const moveTallies = () => {
@@ -179,6 +212,20 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     "reason",
   ]);
   const holdsTotal = counter("cni_repair_holds_total", "Times a broken pod entered a hold, by reason.", ["reason"]);
+  let readHeldLongest: () => Iterable<readonly [{ reason: string }, number]> = () => [];
+  gauge(
+    "cni_repair_pods_held_longest_seconds",
+    "Of the broken pods held now, how long the longest-held one has been held for its reason (0: none), by reason.",
+    ["reason"],
+    function collect() {
+      for (const [labels, seconds] of readHeldLongest()) this.set(labels, seconds);
+    },
+  );
+  const podsHeldLongestSeconds: ScrapedSeries<{ reason: string }> = {
+    readFrom: (read) => {
+      readHeldLongest = read;
+    },
+  };
   const stormBreakerOpen = gauge(
     "cni_repair_storm_breaker_open",
     "Storm breakers open now: nodes (scope=node), or 1 when the cluster-wide one is open (scope=cluster).",
@@ -256,6 +303,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     repairLatencySeconds,
     retriesExhausted,
     watchRestarts,
+    listenerFailures,
+    watchUndecodableObjects,
     watchEvents,
     cachePods,
     lastSyncTimestampSeconds,
@@ -268,6 +317,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
     eventsFailed,
     podsHeld,
     holdsTotal,
+    podsHeldLongestSeconds,
     stormBreakerOpen,
     cniAgentPods,
     istioRepairMode,
@@ -315,6 +365,8 @@ function eventLoopLagGauges(gauge: MetricFactory["gauge"], monitor: EventLoopMon
 export function initWatchSeries(metrics: Metrics, resource: WatchResource): void {
   for (const reason of WATCH_RESTART_REASONS) metrics.watchRestarts.inc({ resource, reason }, 0);
   for (const type of WATCH_EVENT_TYPES) metrics.watchEvents.inc({ resource, type }, 0);
+  metrics.listenerFailures.inc({ resource }, 0);
+  metrics.watchUndecodableObjects.inc({ resource }, 0);
   // inc by 0: creates the series at 0, and leaves one that has synced already as it is.
   metrics.lastSyncTimestampSeconds.inc({ resource }, 0);
 }

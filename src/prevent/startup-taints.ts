@@ -1,177 +1,71 @@
-// Startup-taint management: keeps new pods off a node until its CNI agents are Ready, by removing the node's
-// startup taint (and, in continuous mode, adding it back while an agent stays NotReady). The reconciler of the
-// startup-taint controller (controller/controller.ts, one worker, so the share cap is judged on a count no other
-// write is changing); level-based: each node is judged afresh from the caches (nodes, agents) whenever either
-// changes, or when a wait it asked for is over.
-
+// The startup-taint reconciler: judges one node (prevent/taint-judge.ts) and makes the one write its decision asks
+// for, removing the node's startup taint once its CNI agents are Ready (and, in continuous mode, adding it back
+// while an agent stays NotReady). Run by the startup-taint controller (controller/controller.ts, one worker, so the
+// share cap is judged on a count no other write of ours is changing); level-based: its triggers
+// (prevent/taint-triggers.ts) put the node's key on the controller's queue whenever the node or its agents change.
+// Each write tests the version judged, is made only while this replica holds the Lease (checked right before it),
+// and is remembered until the watch delivers it (prevent/taint-expectations.ts).
 import type { EventRecorder } from "../act/event-recorder.js";
 import type { ReconcileResult } from "../controller/reconcile-result.js";
-import type { CniAgents } from "../informer/cni-agent-pods.js";
-import type { StoreChange } from "../informer/facts-store.js";
-import { FactsStore } from "../informer/facts-store.js";
+import type { NodeFacts } from "../informer/node-facts.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
-import type { WorkQueue } from "../queue/work-queue.js";
-import type { ReadyBasis } from "../safety/cni-agents.js";
-import { type Clock, type Instant, instantOf, systemClock } from "../util/clock.js";
 import { messageOf } from "../util/message-of.js";
-import { agentPresence } from "./node-agent-state.js";
-import { type NodeFacts, nodeKey, sameNode, startupKeysOn } from "./node-facts.js";
+import type { TaintExpectations } from "./taint-expectations.js";
+import type { TaintJudge, TaintJudgement } from "./taint-judge.js";
 import type { TaintMetrics } from "./taint-metrics.js";
 import { patchTaints } from "./taint-patcher.js";
-import { type AgentState, decideTaint, type HoldReason, type TaintDecision, type TaintPolicy } from "./taint-policy.js";
+import type { TaintDecision } from "./taint-policy.js";
+
+/**
+ * A node the cache has not caught up with is looked at again this soon: a look costs no request, and a newer version
+ * that changes nothing the judgement reads (a status update) wakes no trigger.
+ */
+const PENDING_RECHECK_MS = 250;
 
 export type StartupTaintsOptions = {
-  readonly policy: TaintPolicy;
+  readonly judge: TaintJudge;
+  readonly expectations: TaintExpectations;
   /** report: decide, log and count; never write. */
   readonly report: boolean;
-  /** The CNI agent caches every node needs Ready. */
-  readonly agents: readonly CniAgents[];
   readonly transport: KubeTransport;
+  /** Whether this replica may write now (it holds the Lease); read right before each write. */
+  readonly mayWrite: () => boolean;
   readonly logger: Logger;
-  /** The controller's queue: node and agent changes put the node's key there. */
-  readonly queue: Pick<WorkQueue, "add">;
   /** Writes the Node Events (the controller's recorder, drained at shutdown). */
   readonly events: Pick<EventRecorder, "postAbout">;
-  readonly clock?: Clock | undefined;
+  readonly metrics?: TaintMetrics | undefined;
 };
 
-/** What scan and explain show of a node. */
-export type NodeTaintView = {
-  readonly node: string;
-  readonly present: readonly string[];
-  readonly decision: TaintDecision;
-};
+type Change = TaintJudgement & { readonly decision: Extract<TaintDecision, { kind: "remove" | "add" }> };
 
 export class StartupTaints {
-  readonly nodes = new FactsStore<NodeFacts>(nodeKey, sameNode);
   readonly #options: StartupTaintsOptions;
-  readonly #queue: Pick<WorkQueue, "add">;
-  readonly #clock: Clock;
-  #metrics: TaintMetrics | undefined;
-  /**
-   * Node → when this controller first saw one of its agents NotReady (continuous mode counts from here), on the
-   * monotonic clock: a wall clock set forward must not make an agent look NotReady for long at once.
-   */
-  readonly #notReadySince = new Map<string, number>();
-  /**
-   * Node → when it was first seen carrying a managed key (its creation, when it had the key at first sight), on the
-   * wall clock (the API server's creation time is): only shown (a gauge), never acted on. Its size is the number of
-   * nodes tainted now, kept by every node change (no recount per reconcile).
-   */
-  readonly #taintedSince = new Map<string, number>();
-  /** Node → why its taint is held now (the held-nodes gauge). */
-  readonly #held = new Map<string, HoldReason>();
   /** `uid|action` already reported in report mode: counted once, not at every look. */
   readonly #reported = new Set<string>();
 
   constructor(options: StartupTaintsOptions) {
     this.#options = options;
-    this.#queue = options.queue;
-    this.#clock = options.clock ?? systemClock;
-  }
-
-  /** Attaches the metrics (made after this, since their gauges read from it). */
-  set metrics(metrics: TaintMetrics) {
-    this.#metrics = metrics;
-  }
-
-  /** The node reflector's change hook. */
-  onNodeChange(change: StoreChange<NodeFacts>): void {
-    const { key, previous, current } = change;
-    const keys = this.#options.policy.keys;
-    const had = startupKeysOn(previous?.taints, keys).length > 0;
-    const has = current !== undefined && startupKeysOn(current.taints, keys).length > 0;
-    if (!has) this.#taintedSince.delete(key);
-    else if (!this.#taintedSince.has(key)) {
-      const firstSight = previous === undefined && Number.isFinite(current.createdAtMs);
-      this.#taintedSince.set(key, firstSight ? current.createdAtMs : this.#clock.now());
-    }
-    if (current === undefined) {
-      this.#notReadySince.delete(key);
-      this.#held.delete(key);
-    }
-    this.#queue.add(key);
-    // A taint gone frees a place under the share cap: look again at the nodes it held back.
-    if (had && !has) for (const [node, reason] of this.#held) if (reason === "share_cap") this.#queue.add(node);
-  }
-
-  /** An agent pod changed on the node (or vanished from it). */
-  onAgentChange(node: string | undefined): void {
-    if (node !== undefined && this.nodes.get(node)) this.#queue.add(node);
-  }
-
-  /**
-   * The decision for a node right now, without acting. A one-shot command (scan) has only just seen the agents,
-   * so it goes by the kubelet's Ready time ("claimed"): what a controller that has been watching would do.
-   */
-  view(node: string, basis: ReadyBasis = "observed"): NodeTaintView | undefined {
-    const facts = this.nodes.get(node);
-    if (!facts) return undefined;
-    const present = startupKeysOn(facts.taints, this.#options.policy.keys);
-    // Dry: a look changes nothing (the NotReady time is only ever started by the reconcile's own sight).
-    return {
-      node,
-      present,
-      decision: decideTaint(this.#input(facts, present, instantOf(this.#clock), basis, true), this.#options.policy),
-    };
-  }
-
-  /** The nodes that carry a managed key, or would get one now, with what happens to them and why (scan). */
-  views(basis: ReadyBasis = "observed"): NodeTaintView[] {
-    const views: NodeTaintView[] = [];
-    for (const facts of this.nodes.values()) {
-      const view = this.view(facts.name, basis);
-      if (view && (view.present.length > 0 || view.decision.kind !== "none")) views.push(view);
-    }
-    return views.sort((a, b) => a.node.localeCompare(b.node));
-  }
-
-  /** Gauges, read at scrape time. */
-  taintedNodes(key: string): number {
-    let count = 0;
-    for (const facts of this.nodes.values()) if (facts.taints?.some((taint) => taint.key === key)) count++;
-    return count;
-  }
-
-  heldNodes(reason: HoldReason): number {
-    let count = 0;
-    for (const held of this.#held.values()) if (held === reason) count++;
-    return count;
-  }
-
-  longestSeconds(since: "taint" | "agent_ready"): number {
-    const now = instantOf(this.#clock);
-    let longestMs = 0;
-    for (const [node, taintedAt] of this.#taintedSince) {
-      if (since === "taint") {
-        longestMs = Math.max(longestMs, now.wallMs - taintedAt);
-        continue;
-      }
-      const agents = agentPresence(this.#options.agents, node, now);
-      if (agents.kind === "ready") longestMs = Math.max(longestMs, Math.min(agents.forMs, now.wallMs - taintedAt));
-    }
-    return longestMs / 1000;
   }
 
   /** Judges the node afresh and acts; a failed write is retried with backoff by the controller. */
   async reconcile(node: string): Promise<ReconcileResult> {
-    const facts = this.nodes.get(node);
-    if (!facts) return { kind: "done" };
-    const now = instantOf(this.#clock);
-    const present = startupKeysOn(facts.taints, this.#options.policy.keys);
-    const input = this.#input(facts, present, now);
-    const decision = decideTaint(input, this.#options.policy);
-    if (decision.kind === "hold") this.#held.set(node, decision.reason);
-    else this.#held.delete(node);
+    const { judge, expectations } = this.#options;
+    // Not judged on the version our own last write replaced or was refused on: wait for the watch to deliver more.
+    if (expectations.pending(node)) return { kind: "requeue", afterMs: PENDING_RECHECK_MS };
+    const judged = judge.judge(node);
+    if (!judged) {
+      judge.forget(node);
+      return { kind: "done" };
+    }
+    const { decision } = judged;
     if (decision.kind === "hold" || decision.kind === "none") {
       return decision.retryAfterMs === undefined
         ? { kind: "done" }
         : { kind: "requeue", afterMs: decision.retryAfterMs };
     }
     try {
-      await this.#act(facts, decision, input.agents, now.wallMs);
-      return { kind: "done" };
+      return await this.#act({ ...judged, decision });
     } catch (error) {
       this.#options.logger.warn("startup taint: could not change the node; retrying", {
         node,
@@ -181,37 +75,25 @@ export class StartupTaints {
     }
   }
 
-  #input(facts: NodeFacts, present: readonly string[], now: Instant, basis: ReadyBasis = "observed", dry = false) {
-    const presence = agentPresence(this.#options.agents, facts.name, now, basis);
-    let agents: AgentState;
-    if (presence.kind === "not_ready") {
-      const since = this.#notReadySince.get(facts.name) ?? now.monoMs;
-      if (!dry) this.#notReadySince.set(facts.name, since);
-      agents = { kind: "not_ready", forMs: now.monoMs - since };
-    } else {
-      if (!dry) this.#notReadySince.delete(facts.name);
-      agents = presence;
-    }
-    return { present, agents, nodes: this.nodes.size, tainted: this.#taintedSince.size };
-  }
-
-  async #act(
-    facts: NodeFacts,
-    decision: Extract<TaintDecision, { kind: "remove" | "add" }>,
-    agents: AgentState,
-    /** The wall clock: compared with the node's creation time (the API server's). */
-    nowMs: number,
-  ): Promise<void> {
-    const { logger, transport } = this.#options;
+  async #act(change: Change): Promise<ReconcileResult> {
+    const { logger, transport, metrics } = this.#options;
+    const { facts, decision } = change;
     const keys = decision.kind === "remove" ? decision.keys : [decision.key];
     const log = { node: facts.name, action: decision.kind, keys, detail: decision.detail };
     if (this.#options.report) {
       const seen = `${facts.uid}|${decision.kind}|${keys.join(",")}`;
-      if (this.#reported.has(seen)) return;
-      this.#reported.add(seen);
-      for (const key of keys) this.#metrics?.changes.inc({ key, action: decision.kind, result: "report" });
-      logger.info(`startup taint: would ${decision.kind} (report mode)`, log);
-      return;
+      if (!this.#reported.has(seen)) {
+        this.#reported.add(seen);
+        for (const key of keys) metrics?.changes.inc({ key, action: decision.kind, result: "report" });
+        logger.info(`startup taint: would ${decision.kind} (report mode)`, log);
+      }
+      return { kind: "done" };
+    }
+    // Right before the write, on the monotonic clock: this process may have been frozen since the controller
+    // checked, and the Lease may be another's now. The key goes back for the next term.
+    if (!this.#options.mayWrite()) {
+      logger.info("startup taint: not leading now; the node is left for the next term", log);
+      return { kind: "requeue", afterMs: 0 };
     }
     const edit =
       decision.kind === "remove" ? { kind: "remove" as const, keys } : { kind: "add" as const, key: decision.key };
@@ -219,32 +101,44 @@ export class StartupTaints {
     try {
       outcome = await patchTaints(transport, facts, edit);
     } catch (error) {
-      for (const key of keys) this.#metrics?.changes.inc({ key, action: decision.kind, result: "fail" });
+      for (const key of keys) metrics?.changes.inc({ key, action: decision.kind, result: "fail" });
       throw error;
     }
-    if (outcome.kind === "gone") return;
-    // Into the cache at once: the share cap must count this write before the watch delivers it.
-    const change = this.nodes.upsert(outcome.node);
-    if (change) this.onNodeChange(change);
-    if (outcome.kind === "unchanged") {
-      logger.info("startup taint: already as wanted", log);
-      return;
+    switch (outcome.kind) {
+      case "gone":
+        return { kind: "done" };
+      case "unchanged":
+        logger.info("startup taint: already as wanted", log);
+        return { kind: "done" };
+      case "stale":
+        logger.info("startup taint: the node changed since it was judged; judging it again once the watch has it", {
+          ...log,
+          status: outcome.status,
+        });
+        this.#options.expectations.wrote(facts.name, "refused", facts.resourceVersion);
+        return { kind: "requeue", afterMs: PENDING_RECHECK_MS };
+      case "patched":
+        this.#options.expectations.wrote(facts.name, decision.kind, facts.resourceVersion);
+        this.#observe(change);
+        logger.info(`startup taint: ${decision.kind === "remove" ? "removed" : "added"}`, log);
+        this.#event(facts, decision);
+        return { kind: "done" };
     }
-    for (const key of keys) this.#metrics?.changes.inc({ key, action: decision.kind, result: "success" });
-    if (decision.kind === "remove") {
-      if (Number.isFinite(facts.createdAtMs)) {
-        this.#metrics?.removalSeconds.observe({ since: "node_created" }, Math.max(0, nowMs - facts.createdAtMs) / 1000);
-      }
-      if (agents.kind === "ready") this.#metrics?.removalSeconds.observe({ since: "agent_ready" }, agents.forMs / 1000);
-    }
-    logger.info(`startup taint: ${decision.kind === "remove" ? "removed" : "added"}`, {
-      ...log,
-      attempts: outcome.attempts,
-    });
-    this.#event(facts, decision);
   }
 
-  #event(facts: NodeFacts, decision: Extract<TaintDecision, { kind: "remove" | "add" }>): void {
+  #observe({ facts, decision, agents, now }: Change): void {
+    const { metrics } = this.#options;
+    const keys = decision.kind === "remove" ? decision.keys : [decision.key];
+    for (const key of keys) metrics?.changes.inc({ key, action: decision.kind, result: "success" });
+    if (decision.kind !== "remove") return;
+    // The wall clock: compared with the node's creation time (the API server's).
+    if (Number.isFinite(facts.createdAtMs)) {
+      metrics?.removalSeconds.observe({ since: "node_created" }, Math.max(0, now.wallMs - facts.createdAtMs) / 1000);
+    }
+    if (agents.kind === "ready") metrics?.removalSeconds.observe({ since: "agent_ready" }, agents.forMs / 1000);
+  }
+
+  #event(facts: NodeFacts, decision: Change["decision"]): void {
     const removed = decision.kind === "remove";
     // One Event per change: a node tainted again (continuous) gets its Events again.
     const reason = removed ? "StartupTaintRemoved" : "StartupTaintAdded";

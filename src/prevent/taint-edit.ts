@@ -1,7 +1,7 @@
 // The edits made to a node's taint list, as pure functions: only the configured keys ever change; every other
 // taint keeps its place and its fields.
 
-import type { Taint } from "./node-facts.js";
+import type { Taint } from "../informer/node-facts.js";
 import { ADDED_EFFECT } from "./taint-policy.js";
 
 export type TaintEdit =

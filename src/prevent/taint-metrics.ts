@@ -1,7 +1,12 @@
 // The startup-taint metrics, on the registry main creates. Kept beside the feature (created only when it is on)
 // rather than in observe/metrics.ts, so a controller without it exports none of them.
 import type { Counter, Histogram, Registry } from "prom-client";
+import type { CniAgents } from "../informer/cni-agent-pods.js";
+import type { NodeCache } from "../informer/node-cache.js";
 import { metricFactory } from "../observe/metric-factory.js";
+import { type Clock, instantOf } from "../util/clock.js";
+import { agentPresence } from "./node-agent-state.js";
+import type { TaintJudge } from "./taint-judge.js";
 import type { HoldReason } from "./taint-policy.js";
 
 export const TAINT_ACTIONS = ["remove", "add"] as const;
@@ -19,6 +24,37 @@ export type TaintGaugeSource = {
   /** Longest a node now tainted has carried it; and has had its agents Ready while tainted (seconds, 0: none). */
   longestSeconds(since: "taint" | "agent_ready"): number;
 };
+
+/** The gauges' read-only view of the node cache, the judge's holds and the agents. */
+export function taintGaugeSource(
+  nodes: Pick<NodeCache, "store" | "taintedSince">,
+  judge: Pick<TaintJudge, "heldFor">,
+  agents: readonly CniAgents[],
+  clock: Clock,
+): TaintGaugeSource {
+  return {
+    taintedNodes(key) {
+      let count = 0;
+      for (const facts of nodes.store.values()) if (facts.taints?.some((taint) => taint.key === key)) count++;
+      return count;
+    },
+    heldNodes: (reason) => judge.heldFor(reason).length,
+    longestSeconds(since) {
+      const now = instantOf(clock);
+      let longestMs = 0;
+      for (const [node, taintedAt] of nodes.taintedSince()) {
+        if (since === "taint") {
+          longestMs = Math.max(longestMs, now.wallMs - taintedAt);
+          continue;
+        }
+        const presence = agentPresence(agents, node, now);
+        if (presence.kind === "ready")
+          longestMs = Math.max(longestMs, Math.min(presence.forMs, now.wallMs - taintedAt));
+      }
+      return longestMs / 1000;
+    },
+  };
+}
 
 export type TaintMetrics = {
   readonly changes: Counter<"key" | "action" | "result">;

@@ -10,12 +10,20 @@ import {
 } from "../detect/istio-repair-settings.js";
 
 /**
- * Beyond --cni-agent-min-ready, how long after its CNI agent turned Ready a node's failures may still predate
- * Istio's repair. Istio's repair controller runs in that agent and fixes a pod's network namespace within moments
- * of seeing its validator fail, but a validator run already under way (it waits for its probe) can still end in a
- * failure after that: only a failure finishing later than this says the repair did not work.
+ * Beyond --cni-agent-min-ready, how long after its CNI agent turned Ready Istio may still be getting to a pod: its
+ * repair controller runs in that agent and fixes a pod's network namespace within moments of seeing the pod's
+ * validator failure, and the kubelet's times have whole seconds. A validator run that started later than this began
+ * with Istio's fix in place, if there was one.
  */
 export const ISTIO_REPAIR_GRACE_MS = 10_000;
+
+/**
+ * The run (the kubelet's restartCount, 0 for the first) from which a failure is evidence. Istio's repair acts on a
+ * pod when it sees the validator's lastState exit with the validator's code, once per pod UID; the kubelet writes
+ * that lastState only when it starts run 1 (run 0's failure stays in `state` until then). So run 1 is already under
+ * way when Istio first gets its chance, and its failure says nothing: run 2 is the first that can start after it.
+ */
+export const FIRST_RUN_AFTER_ISTIO_CHANCE = 2;
 
 export type MeshRepairInput = {
   readonly istio: IstioRepairState;
@@ -70,39 +78,44 @@ export function meshRepairCheck(input: MeshRepairInput): MeshRepairCheck | undef
   }
   const container = facts.initContainers.find((c) => c.name === input.validator);
   if (container?.state === "running") return pending("the validator is running again; waiting for its result");
-  // The newest failure, and whether it is a repeat: the kubelet's restartCount is the newest run's attempt number.
+  // The newest failure: in `state` until the kubelet restarts it, then in lastState; restartCount is its run number.
   const latest: Termination | undefined =
     container === undefined
       ? undefined
       : typeof container.state === "string"
         ? container.lastTermination
         : container.state;
-  const finishedAtMs = latest?.finishedAtMs;
-  if (container === undefined || finishedAtMs === undefined) {
-    return pending("the validator's last failure has no finish time to judge by");
+  const run = container?.restartCount ?? 0;
+  if (latest === undefined) return pending("the validator has no failure on record to judge by");
+  if (run < FIRST_RUN_AFTER_ISTIO_CHANCE) {
+    return pending(
+      `the validator's failed run ${run} began before Istio could see any failure of it (Istio acts on the first ` +
+        `failure shown as lastState, from run 1 on); waiting for a run that starts after that`,
+    );
   }
-  // Fail-safe: a finish time ahead of our clock cannot be ordered against the agent's Ready time yet.
-  if (finishedAtMs > nowMs) {
-    return pending(`the validator's last failure finished at ${at(finishedAtMs)}, in the future`, finishedAtMs - nowMs);
+  const startedAtMs = latest.startedAtMs;
+  if (startedAtMs === undefined) return pending("the validator's last failed run has no start time to judge by");
+  // Fail-safe: a start time ahead of our clock cannot be ordered against the agent's Ready time yet.
+  if (startedAtMs > nowMs) {
+    return pending(`the validator's last failed run started at ${at(startedAtMs)}, in the future`, startedAtMs - nowMs);
   }
   const readySince = input.agentReadySinceMs;
   if (readySince === undefined || !Number.isFinite(readySince) || readySince > nowMs) {
     return pending("no Ready time of the node's CNI agent to judge its last failure by");
   }
-  const repairedBy = readySince + input.minReadyMs + ISTIO_REPAIR_GRACE_MS;
+  const chanceBy = readySince + input.minReadyMs + ISTIO_REPAIR_GRACE_MS;
   const agent = `the CNI agent Ready since ${at(readySince)}`;
-  if (finishedAtMs <= repairedBy) {
+  if (startedAtMs < chanceBy) {
     return pending(
-      `the validator last failed at ${at(finishedAtMs)}, before ${agent} had been Ready for ` +
-        `${Math.round((input.minReadyMs + ISTIO_REPAIR_GRACE_MS) / 1000)} s; waiting for its next run`,
+      `the validator's failed run ${run} started at ${at(startedAtMs)}, before ${agent} had been Ready for ` +
+        `${Math.round((input.minReadyMs + ISTIO_REPAIR_GRACE_MS) / 1000)} s; waiting for a run that starts after Istio's repair had its chance`,
     );
-  }
-  if (container.restartCount < 1) {
-    return pending(`the validator has failed once (at ${at(finishedAtMs)}, ${agent}); waiting for its next run`);
   }
   return {
     kind: "fallback",
     basis: "failed_again",
-    detail: `Istio's in-place repair did not fix it: the validator failed again at ${at(finishedAtMs)}, ${agent}`,
+    detail:
+      `Istio's in-place repair did not fix it: the validator's run ${run}, started at ${at(startedAtMs)} after ` +
+      `Istio had seen an earlier failure (${agent}), failed too`,
   };
 }

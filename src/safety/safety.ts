@@ -27,7 +27,7 @@ export type SafetyOptions = Omit<GuardOptions, "onTurnMoved" | "onStormTransitio
   readonly label: { readonly key: string; readonly value: string };
   readonly deleteBarePods: boolean;
   /** Where the holds are counted (cni_repair_pods_held, cni_repair_holds_total). */
-  readonly metrics: Pick<Metrics, "podsHeld" | "holdsTotal">;
+  readonly metrics: Pick<Metrics, "podsHeld" | "holdsTotal" | "podsHeldLongestSeconds">;
   /** Detection's context now, for the cache side (which pods are meshed and broken). */
   readonly context: () => DetectContext;
 };
@@ -85,8 +85,11 @@ export class Safety {
   constructor(options: SafetyOptions) {
     this.#options = options;
     this.#guards = new SafetyGuards({ ...options, ...this.#events.hooks });
-    this.#holds = new Holds(options.metrics.podsHeld, options.metrics.holdsTotal);
     const clock = options.clock ?? systemClock;
+    this.#holds = new Holds(options.metrics.podsHeld, options.metrics.holdsTotal, {
+      longest: options.metrics.podsHeldLongestSeconds,
+      monotonicMs: () => clock.monotonic(),
+    });
     this.#throttle = new ThrottleGate(() => clock.monotonic());
   }
 

@@ -5,6 +5,7 @@ import {
   setHeaderOptions,
   type V1ContainerStatus,
   type V1Pod,
+  type V1PodCondition,
 } from "@kubernetes/client-node";
 import { meshedPod, type PodSpecOptions, writePodStatus } from "./pod-fixtures.js";
 
@@ -42,14 +43,22 @@ export async function createAmbientPod(api: CoreV1Api, options: AmbientPodOption
   if (!runningSince) return await api.readNamespacedPod({ namespace: spec.namespace, name: spec.name });
   return await writePodStatus(api, spec, {
     phase: phase ?? "Running",
-    conditions: [{ type: "PodReadyToStartContainers", status: "True", lastTransitionTime: runningSince }],
+    conditions: [sandboxReadyCondition(runningSince)],
     containerStatuses: [
       app === "crash-looping" ? crashLoopingApp(1, runningSince) : runningApp(runningSince, phase !== undefined),
     ],
   });
 }
 
-const runningApp = (since: Date, finished: boolean): V1ContainerStatus => ({
+/** The kubelet's condition once the pod's sandbox (and so its network) is set up. */
+export const sandboxReadyCondition = (since: Date): V1PodCondition => ({
+  type: "PodReadyToStartContainers",
+  status: "True",
+  lastTransitionTime: since,
+});
+
+/** The app running since then, or (finished) its run ended with exit code 1. */
+export const runningApp = (since: Date, finished: boolean): V1ContainerStatus => ({
   name: "app",
   image: "registry.invalid/app:1",
   imageID: "",
@@ -59,10 +68,11 @@ const runningApp = (since: Date, finished: boolean): V1ContainerStatus => ({
   state: finished
     ? { terminated: { exitCode: 1, reason: "Error", startedAt: since, finishedAt: new Date() } }
     : { running: { startedAt: since } },
+  lastState: {},
 });
 
 /** The app after `restarts` runs that each crashed: waiting in CrashLoopBackOff, the last run in lastState. */
-const crashLoopingApp = (restarts: number, sandboxSince: Date): V1ContainerStatus => {
+export const crashLoopingApp = (restarts: number, sandboxSince: Date): V1ContainerStatus => {
   const lastStart = new Date(Math.max(sandboxSince.getTime(), Date.now() - 2_000));
   return {
     name: "app",

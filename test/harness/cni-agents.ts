@@ -1,5 +1,5 @@
 // A mesh's CNI agent pods (the DaemonSet pods the controller's readiness gate looks for), Ready or not yet.
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { type CoreV1Api, PatchStrategy, setHeaderOptions, type V1PodCondition } from "@kubernetes/client-node";
 import { type Mesh, meshedPod } from "./pod-fixtures.js";
 
 /** The agent DaemonSet of each mesh and the k8s-app label its pods carry (what the presets select). */
@@ -61,16 +61,28 @@ async function writeAgentStatus(
   agent: { namespace: string; name: string },
   readySince: Date | "no time" | undefined,
 ): Promise<void> {
-  const condition =
-    readySince === "no time"
-      ? { type: "Ready", status: "True" }
-      : { type: "Ready", status: readySince ? "True" : "False", lastTransitionTime: readySince ?? new Date() };
   await api.patchNamespacedPodStatus(
     {
       namespace: agent.namespace,
       name: agent.name,
-      body: { status: { phase: "Running", conditions: [condition] } },
+      body: { status: { phase: "Running", conditions: [agentReadyCondition(readySince)] } },
     },
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );
+}
+
+/**
+ * The agent's Ready condition as a kubelet writes it (test/fixtures/kubelet): True since then, or False since now
+ * (undefined); "no time" is True without a lastTransitionTime, which no kubelet writes (a synthetic edge case).
+ */
+export function agentReadyCondition(readySince: Date | "no time" | undefined): V1PodCondition {
+  if (readySince === "no time") return { type: "Ready", status: "True" };
+  if (readySince) return { type: "Ready", status: "True", lastTransitionTime: readySince };
+  return {
+    type: "Ready",
+    status: "False",
+    lastTransitionTime: new Date(),
+    reason: "ContainersNotReady",
+    message: "containers with unready status: [install-cni]",
+  };
 }

@@ -125,6 +125,11 @@ export class ControllerProcess {
     return this.stderrText.join("\n");
   }
 
+  /** Sends a signal and returns at once (SIGSTOP freezes the process as a stalled VM or a paused container would). */
+  signal(signal: NodeJS.Signals): void {
+    this.#child.kill(signal);
+  }
+
   /** Sends the signal and waits for the exit code; SIGKILL after the grace period. */
   async stop(signal: NodeJS.Signals = "SIGTERM", graceMs = 15_000): Promise<number | null> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return this.#child.exitCode;

@@ -1,7 +1,7 @@
 // Helm, built from the Go module proxy by tools/build.sh (cached), and the chart charts/cni-repair: rendered,
 // packaged and installed the way a user would, with helm's own state kept in a directory of this test run.
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { repositoryFile } from "./binaries.js";
 import type { ControlPlane } from "./control-plane.js";
@@ -27,6 +27,14 @@ export function helmBinary(): string {
 export function chartDir(): string {
   return repositoryFile("charts/cni-repair");
 }
+
+/**
+ * The value the chart requires (no image is published yet), as manifests/generate.sh sets it for the kustomize
+ * manifests: so the chart's rendering and the overlays compare equal.
+ */
+export const IMAGE_VALUES: Readonly<Record<string, string>> = {
+  "image.repository": "ghcr.io/cni-repair/cni-repair",
+};
 
 export type HelmOptions = {
   /** Talk to this control plane as its admin; omit for commands that need no server (lint, template, package). */
@@ -58,6 +66,23 @@ export async function helm(args: readonly string[], options: HelmOptions = {}): 
   return result.stdout;
 }
 
+/**
+ * The chart packaged exactly as the release workflow does it: make chart-package (strict lint, then helm package),
+ * into a directory of this test run. Returns the .tgz's path.
+ */
+export function packageChart(version = "0.0.0-test"): string {
+  const out = ownedTempDir("cni-repair-chart-");
+  const chart = execFileSync("make", ["-s", "chart-package", `VERSION=${version}`, `CHART_OUT=${out}`], {
+    cwd: dirname(repositoryFile("Makefile")),
+    encoding: "utf8",
+    env: { ...process.env, HELM: helmBinary() },
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
+  const expected = join(out, `cni-repair-${version}.tgz`);
+  if (chart !== expected) throw new Error(`make chart-package printed ${chart}, not ${expected}`);
+  return chart;
+}
+
 /** `--set` arguments for each value, in order. */
 export function setValues(values: Readonly<Record<string, string>>): string[] {
   return Object.entries(values).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
@@ -83,7 +108,7 @@ export async function renderChart(
     "--namespace",
     "cni-repair",
     ...valueFileArgs(options.valueFiles),
-    ...setValues({ mode, ...values }),
+    ...setValues({ ...IMAGE_VALUES, mode, ...values }),
   ]);
   return { overlay: mode, yaml, objects: loadAllYaml(yaml) as KubernetesObject[] };
 }
@@ -106,7 +131,7 @@ export async function installNotes(
     "--namespace",
     namespace,
     ...valueFileArgs(valueFiles),
-    ...setValues(values),
+    ...setValues({ ...IMAGE_VALUES, ...values }),
   ]);
   const notes = out.indexOf("\nNOTES:\n");
   if (notes < 0) throw new Error(`helm install --dry-run printed no NOTES:\n${out}`);

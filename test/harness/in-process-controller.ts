@@ -34,6 +34,8 @@ export function startInProcessController(
       `--field-selector=metadata.namespace=${namespace}`,
       "--leader-elect=false",
       `--cni-agent-namespace=${namespace}`,
+      // The test's CNI agents are not Istio's: nothing repairs in place (see e2e-controller.ts).
+      "--istio-repair=ignore",
       ...flags,
     ],
     {},

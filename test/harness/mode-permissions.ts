@@ -5,7 +5,7 @@ import type { V1ResourceAttributes } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { baselinePermissions, effectivePermissions, isAllowed, serviceAccountIdentity } from "./access-review.js";
 import type { ControlPlane } from "./control-plane.js";
-import { INSTALL, ISTIO_NAMESPACE, type Overlay } from "./overlays.js";
+import { INSTALL, type Overlay } from "./overlays.js";
 
 const WATCH = [
   "get core/pods",
@@ -28,7 +28,10 @@ const readPolicies = (...names: string[]) =>
     names.map((name) => `get admissionregistration.k8s.io/${resource} ${name}`),
   );
 const MESHED_PODS = readPolicies("cni-repair-meshed-pods");
-/** The istio preset reads Istio's repair settings: two objects by name, in Istio's namespace only. */
+/**
+ * The istio preset reads Istio's repair settings: two objects by name, in whichever namespace Istio's CNI agent
+ * runs (a ClusterRole limited by resourceNames).
+ */
 const ISTIO_REPAIR = ["get", "list", "watch"].flatMap((verb) => [
   `${verb} core/configmaps istio-cni-config`,
   `${verb} apps/daemonsets istio-cni-node`,
@@ -36,13 +39,19 @@ const ISTIO_REPAIR = ["get", "list", "watch"].flatMap((verb) => [
 
 /** The per-mode table of the docs: in every namespace, and in the controller's own namespace on top. */
 export const GRANTS: Record<Overlay, { everywhere: string[]; ownNamespace: string[] }> = {
-  cluster: { everywhere: [...WATCH, ...DELETE, ...LABEL, ...MESHED_PODS], ownNamespace: LEASE },
+  cluster: { everywhere: [...WATCH, ...DELETE, ...LABEL, ...MESHED_PODS, ...ISTIO_REPAIR], ownNamespace: LEASE },
   "per-node": {
-    everywhere: [...WATCH, ...DELETE, ...LABEL, ...readPolicies("cni-repair-meshed-pods", "cni-repair-own-node")],
+    everywhere: [
+      ...WATCH,
+      ...DELETE,
+      ...LABEL,
+      ...readPolicies("cni-repair-meshed-pods", "cni-repair-own-node"),
+      ...ISTIO_REPAIR,
+    ],
     ownNamespace: [],
   },
-  "label-only": { everywhere: [...WATCH, ...LABEL, ...MESHED_PODS], ownNamespace: LEASE },
-  "dry-run": { everywhere: [...WATCH, ...DELETE, ...MESHED_PODS], ownNamespace: LEASE },
+  "label-only": { everywhere: [...WATCH, ...LABEL, ...MESHED_PODS, ...ISTIO_REPAIR], ownNamespace: LEASE },
+  "dry-run": { everywhere: [...WATCH, ...DELETE, ...MESHED_PODS, ...ISTIO_REPAIR], ownNamespace: LEASE },
 };
 
 /** Never, in any mode; namespace "" asks about every namespace at once. */
@@ -115,7 +124,7 @@ export async function expectExactGrants(plane: ControlPlane, token: string, mode
   for (const [namespace, grants] of [
     [INSTALL.namespace, [...GRANTS[mode].everywhere, ...GRANTS[mode].ownNamespace]],
     ["some-app", GRANTS[mode].everywhere],
-    [ISTIO_NAMESPACE, [...GRANTS[mode].everywhere, ...ISTIO_REPAIR]],
+    ["kube-system", GRANTS[mode].everywhere],
   ] as const) {
     const baseline = await baselinePermissions(plane, namespace);
     const effective = await effectivePermissions(plane, token, namespace);

@@ -1,8 +1,18 @@
-// The shipped monitoring files (manifests/monitoring): the dashboard's panel queries and the alerting rules.
+// The shipped monitoring files: the dashboard's panel queries and the alerting rules, read from their one source
+// (charts/cni-repair/files/); manifests/monitoring holds copies that make manifests writes, and the kustomize objects.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadYaml } from "@kubernetes/client-node";
+import { repositoryFile } from "./binaries.js";
+
+/** The files the chart and manifests/monitoring both ship; the chart's copy is the one edited. */
+export const MONITORING_SOURCES = ["alerts.yaml", "dashboard.json"] as const;
+
+/** charts/cni-repair/files/<name>: the source of alerts.yaml and dashboard.json. */
+export function monitoringSource(name: (typeof MONITORING_SOURCES)[number]): string {
+  return repositoryFile(join("charts", "cni-repair", "files", name));
+}
 
 /** manifests/monitoring/, found from the compiled location (dist/test/harness) or the source one. */
 export function monitoringDir(): string {
@@ -25,9 +35,7 @@ export type AlertRule = {
 
 /** The alerting rules of alerts.yaml, every group's. */
 export function readAlertRules(): AlertRule[] {
-  const file = loadYaml<{ groups: { rules: AlertRule[] }[] }>(
-    readFileSync(join(monitoringDir(), "alerts.yaml"), "utf8"),
-  );
+  const file = loadYaml<{ groups: { rules: AlertRule[] }[] }>(readFileSync(monitoringSource("alerts.yaml"), "utf8"));
   return file.groups.flatMap((group) => group.rules);
 }
 
@@ -55,7 +63,7 @@ export type Dashboard = {
 };
 
 export function readDashboard(): Dashboard {
-  return JSON.parse(readFileSync(join(monitoringDir(), "dashboard.json"), "utf8")) as Dashboard;
+  return JSON.parse(readFileSync(monitoringSource("dashboard.json"), "utf8")) as Dashboard;
 }
 
 /** Every panel, rows' nested panels included, except the rows themselves. */
@@ -122,7 +130,7 @@ export function unaccountedMetrics(
     .filter((family) => !dashboardShows(dashboard, family) && !unpanelled.includes(family))
     .map(
       (family) =>
-        `${family} is exported but in no panel of manifests/monitoring/dashboard.json and not in docs/metrics.md's ` +
+        `${family} is exported but in no panel of charts/cni-repair/files/dashboard.json and not in docs/metrics.md's ` +
         `"Deliberately unpanelled" list: add a panel query that reads it (then make manifests), or add the line ` +
         `"- \`${family}\`: <why no panel>" to that list.`,
     );

@@ -25,8 +25,6 @@ export type Overlay = (typeof OVERLAYS)[number];
 
 /** Where every overlay installs the controller, and the identity it runs as. */
 export const INSTALL = { namespace: "cni-repair", serviceAccount: "cni-repair" } as const;
-/** The CNI agent's namespace the istio preset assumes (Istio's repair settings are read there). */
-export const ISTIO_NAMESPACE = "istio-system";
 /** The label the base puts on every object: what an uninstall selects. */
 const PART_OF = "app.kubernetes.io/part-of=cni-repair";
 
@@ -197,9 +195,6 @@ export async function uninstall(plane: ControlPlane): Promise<void> {
     ],
     { plane },
   );
-  await kubectl(["delete", "--namespace", ISTIO_NAMESPACE, "role,rolebinding", "-l", PART_OF, "--ignore-not-found"], {
-    plane,
-  });
   await kubectl(["delete", "--namespace", INSTALL.namespace, "lease", "cni-repair", "--ignore-not-found"], { plane });
 }
 
@@ -213,21 +208,12 @@ export type Installed = {
 
 /** The namespace every overlay installs into, applied once on its own (manifests/namespace), as the docs say. */
 export async function applyNamespace(plane: ControlPlane): Promise<void> {
-  await applyIstioNamespace(plane);
   await kubectl(
     ["apply", "--server-side", "--field-manager=cni-repair-tests", "-k", join(manifestsDir(), "namespace")],
     {
       plane,
     },
   );
-}
-
-/** Istio's namespace, where the istio preset's Role for Istio's repair settings goes: Istio's install makes it. */
-export async function applyIstioNamespace(plane: ControlPlane): Promise<void> {
-  await kubectl(["apply", "--server-side", "--field-manager=cni-repair-tests", "-f", "-"], {
-    plane,
-    input: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ISTIO_NAMESPACE}\n`,
-  });
 }
 
 /**

@@ -69,27 +69,31 @@ function ownerUid(owner: { kind: string; name: string }): string {
 }
 
 export type ValidatorOutcome =
-  /** Init:CrashLoopBackOff: the last run failed with the code, the kubelet waits to restart it. */
-  | { kind: "crashloop"; exitCode: number }
+  /** Init:CrashLoopBackOff: the last run (by default 3, finished now) failed with the code; the kubelet waits. */
+  | { kind: "crashloop"; exitCode: number; restarts?: number; finishedAt?: Date }
   /** restartPolicy Never: the current state is the failed run. */
   | { kind: "failed"; exitCode: number }
   | { kind: "succeeded" };
 
-/** The init-container status a kubelet would report for the validator. */
+/**
+ * The init-container status a kubelet would report for the validator: the structure of the statuses recorded from a
+ * real kubelet (test/fixtures/kubelet) without the runtime's identities (containerID, a real imageID); checked by
+ * test/unit/detect/hand-written-statuses.test.ts.
+ */
 export function validatorStatus(container: string, outcome: ValidatorOutcome): V1ContainerStatus {
-  const finishedAt = new Date();
+  const finishedAt = (outcome.kind === "crashloop" && outcome.finishedAt) || new Date();
   const terminated = (exitCode: number) => ({
     exitCode,
     reason: exitCode === 0 ? "Completed" : "Error",
     startedAt: finishedAt,
     finishedAt,
   });
-  const base = { name: container, image: "registry.invalid/validator:1", imageID: "", ready: false };
+  const base = { name: container, image: "registry.invalid/validator:1", imageID: "", ready: false, started: false };
   switch (outcome.kind) {
     case "crashloop":
       return {
         ...base,
-        restartCount: 3,
+        restartCount: outcome.restarts ?? 3,
         state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
         lastState: { terminated: terminated(outcome.exitCode) },
       };
@@ -98,6 +102,21 @@ export function validatorStatus(container: string, outcome: ValidatorOutcome): V
     case "succeeded":
       return { ...base, ready: true, restartCount: 0, state: { terminated: terminated(0) }, lastState: {} };
   }
+}
+
+/** A container whose only run ended with exit 0, as the kubelet reports it in a Succeeded pod. */
+export function completedContainer(name: string, image: string): V1ContainerStatus {
+  const now = new Date();
+  return {
+    name,
+    image,
+    imageID: "",
+    ready: false,
+    started: false,
+    restartCount: 0,
+    state: { terminated: { exitCode: 0, reason: "Completed", startedAt: now, finishedAt: now } },
+    lastState: {},
+  };
 }
 
 /** Writes status the way the kubelet does, through the pods/status subresource. Returns the updated pod. */

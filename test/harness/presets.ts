@@ -30,6 +30,11 @@ export async function renderOverlayWithPresets(
   overlay: Overlay,
   ...components: (readonly Preset[])[]
 ): Promise<Rendered> {
+  return await renderOverlayWith(overlay, components.map(presetsComponent));
+}
+
+/** A kustomization of the mode overlay plus these component directories, in this order. */
+export async function renderOverlayWith(overlay: Overlay, components: readonly string[]): Promise<Rendered> {
   const dir = ownedTempDir("cni-repair-kustomization-");
   // kustomize takes only relative paths to other kustomizations.
   const from = (path: string) => relative(dir, path);
@@ -39,7 +44,7 @@ export async function renderOverlayWithPresets(
       "apiVersion: kustomize.config.k8s.io/v1beta1",
       "kind: Kustomization",
       `resources: [${from(join(manifestsDir(), "overlays", overlay))}]`,
-      `components: [${components.map((presets) => from(presetsComponent(presets))).join(", ")}]`,
+      `components: [${components.map(from).join(", ")}]`,
       "",
     ].join("\n"),
   );

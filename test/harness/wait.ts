@@ -5,12 +5,23 @@ import { setTimeout as sleep } from "node:timers/promises";
 export class GiveUp extends Error {}
 
 /**
- * Polls `check` until it returns a value other than undefined/false, or throws after the timeout.
+ * What a check returns once done: `true`, or the awaited thing itself: an object, but not a number or string, a
+ * promise (a forgotten `await`) nor an array (done even when empty).
+ */
+export type Done = true | (object & { readonly then?: never; readonly length?: never });
+/** What a check returns while not done. */
+export type NotYet = false | undefined | null;
+
+/**
+ * Polls `check` until it returns `true` or an object, or throws after the timeout. A number or string is refused
+ * (a TypeError, at once): `0`, `""` and `NaN` would otherwise be "done" or "not yet" by accident, so a check says
+ * which it means (`count >= 3`, `text.includes(...)`). An array is refused too (an empty one is an object, "done"
+ * before anything arrived): a check returns `list.length > 0 && { list }` or the test it means.
  * Other errors from `check` count as "not yet"; a GiveUp ends the wait at once.
  */
-export async function waitFor<T>(
+export async function waitFor<T extends Done>(
   what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
+  check: () => Promise<T | NotYet> | T | NotYet,
   { timeoutMs = 10_000, intervalMs = 50 } = {},
 ): Promise<T> {
   // The monotonic clock: a wall clock set forward meanwhile (an NTP step, this VM resumed from a snapshot and its
@@ -20,7 +31,8 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const result = await check();
-      if (result !== undefined && result !== false) return result;
+      if (isDone(result)) return result;
+      if (!isNotYet(result)) throw new GiveUp(`the check for ${what} returned ${describe(result)}: ${REFUSED}`);
     } catch (error) {
       if (error instanceof GiveUp) throw error;
       lastError = error;
@@ -31,4 +43,18 @@ export async function waitFor<T>(
     }
     await sleep(intervalMs);
   }
+}
+
+const REFUSED = "a check returns true or the awaited object when done, false/undefined/null while not";
+
+function isDone<T extends Done>(result: T | NotYet): result is T {
+  return result === true || (typeof result === "object" && result !== null && !Array.isArray(result));
+}
+
+function isNotYet(result: unknown): result is NotYet {
+  return result === false || result === undefined || result === null;
+}
+
+function describe(result: unknown): string {
+  return Array.isArray(result) ? `an array of ${result.length}` : `${typeof result} ${String(result)}`;
 }

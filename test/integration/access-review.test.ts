@@ -58,9 +58,9 @@ describe("permission self-check (SelfSubjectAccessReview)", () => {
     );
     const asController = await serviceAccount(withoutDelete);
     // The authorizer learns of the new binding from an informer: until then everything is denied.
-    const missing = await waitFor("the ClusterRoleBinding to take effect", async () => {
+    const { missing } = await waitFor("the ClusterRoleBinding to take effect", async () => {
       const found = await missingPermissions(asController, needed());
-      return found.length < needed().length && found;
+      return found.length < needed().length && { missing: found };
     });
     expect(missing).to.deep.equal([{ verb: "delete", group: "", resource: "pods" } satisfies Permission]);
     const message = describeMissing(missing);
@@ -71,9 +71,9 @@ describe("permission self-check (SelfSubjectAccessReview)", () => {
 
   it("finds nothing missing with the full rules", async () => {
     const asController = await serviceAccount(FULL_RULES);
-    const missing = await waitFor("the ClusterRoleBinding to take effect", async () => {
+    const { missing } = await waitFor("the ClusterRoleBinding to take effect", async () => {
       const found = await missingPermissions(asController, needed());
-      return found.length === 0 && found;
+      return found.length === 0 && { missing: found };
     });
     expect(missing).to.deep.equal([]);
     expect(describeMissing(missing)).to.equal("");

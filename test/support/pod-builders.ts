@@ -3,10 +3,16 @@
 import type { ContainerState, InitContainerFacts, PodFacts, Termination } from "../../src/detect/facts.js";
 
 /** A termination as the kubelet reports it: exit 0 is "Completed", anything else "Error". */
-export const exited = (exitCode: number, message?: string, finishedAtMs?: number): Termination => ({
+export const exited = (
+  exitCode: number,
+  message?: string,
+  finishedAtMs?: number,
+  startedAtMs: number | undefined = finishedAtMs,
+): Termination => ({
   exitCode,
   reason: exitCode === 0 ? "Completed" : "Error",
   message,
+  startedAtMs,
   finishedAtMs,
 });
 

@@ -57,6 +57,15 @@ export class FakeClock implements Clock {
   }
 
   /**
+   * Moves time forward by ms as a blocked event loop lives it: no timer fires meanwhile; those that came due fire
+   * late, on the next advance (reading now() as it is then, past their due time).
+   */
+  block(ms: number): void {
+    this.#now = this.#begin(ms);
+    this.#advancing = false;
+  }
+
+  /**
    * Moves time forward by ms, firing every timer due by then in due order (ties in scheduling order),
    * including timers that callbacks schedule inside the window. now() reads each timer's due time
    * while its callback runs. Promise continuations do not run in between; use advanceAsync for that.

@@ -78,9 +78,20 @@ two releases never share or fight over one; none when neither. priorityClassName
 {{- if and (has "istio" .Values.presets) (ne .Values.istioRepair "ignore") }}true{{ end -}}
 {{- end -}}
 
-{{- /* Where Istio's CNI agent and its istio-cni-config live: cniAgent.namespace, else istio-system (as the preset). */ -}}
+{{- /* --cni-agent-namespace: cniAgent.namespace for every rule, then cniAgent.namespaces' rule=namespace entries. */ -}}
+{{- define "cni-repair.agentNamespaces" -}}
+{{- $entries := list -}}
+{{- with .Values.cniAgent.namespace }}{{ $entries = append $entries . }}{{ end -}}
+{{- range $rule, $namespace := .Values.cniAgent.namespaces }}
+{{- $entries = append $entries (printf "%s=%s" $rule $namespace) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end -}}
+
+{{- /* Where Istio's repair settings are read when pinned (the istio rule's agent namespace); empty: found anywhere. */ -}}
 {{- define "cni-repair.istioNamespace" -}}
-{{- default "istio-system" .Values.cniAgent.namespace -}}
+{{- $perRule := .Values.cniAgent.namespaces | default dict -}}
+{{- get $perRule "istio" | default .Values.cniAgent.namespace -}}
 {{- end -}}
 
 {{- define "cni-repair.leaseName" -}}
@@ -109,12 +120,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/component: {{ include "cni-repair.component" . }}
 {{- end -}}
 
+{{/*
+The controller image. image.repository has no default while no release has published an image: a clear error
+instead of pods stuck pulling an image that does not exist.
+*/}}
 {{- define "cni-repair.image" -}}
+{{- $repository := required "image.repository is required: no cni-repair image has been published yet. Build and push one (make image IMAGE_PUSH=registry.example.com/cni-repair:<version>), then --set image.repository=registry.example.com/cni-repair" .Values.image.repository -}}
 {{- $tag := default .Chart.AppVersion .Values.image.tag -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}:{{ $tag }}@{{ .Values.image.digest }}
+{{ $repository }}:{{ $tag }}@{{ .Values.image.digest }}
 {{- else -}}
-{{ .Values.image.repository }}:{{ $tag }}
+{{ $repository }}:{{ $tag }}
 {{- end -}}
 {{- end -}}
 

@@ -84,7 +84,7 @@ export class Containerd {
       },
       { timeoutMs: 30_000, intervalMs: 100 },
     );
-    for (const image of [images.pause, images.mesh]) await containerd.#importImage(image);
+    for (const image of [images.pause, images.mesh]) await containerd.importImage(image);
     return containerd;
   }
 
@@ -124,7 +124,8 @@ export class Containerd {
     }
   }
 
-  async #importImage(image: NodeImage): Promise<void> {
+  /** Imports a docker-archive image (built for the tests) under the reference pods use. */
+  async importImage(image: NodeImage): Promise<void> {
     await this.ctr("images", "import", `--snapshotter=${this.#snapshotter}`, image.archive);
     await this.ctr("images", "tag", "--force", image.builtAs, image.ref);
     await this.ctr("images", "rm", image.builtAs);

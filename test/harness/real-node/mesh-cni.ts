@@ -12,7 +12,11 @@ const STANDARD_PLUGINS_DIR = "/usr/lib/cni";
 const STANDARD_PLUGINS = ["bridge", "host-local", "loopback"];
 export const MESH_PLUGIN = "cni-repair-test-mesh";
 
-export function writeMeshCni(layout: NodeLayout): void {
+/**
+ * The node's network configuration: the bridge, then the tests' mesh plugin unless `meshPlugin` is false (a node
+ * for a real mesh's CNI agent, which chains its own plugin into this configuration when it is installed).
+ */
+export function writeMeshCni(layout: NodeLayout, meshPlugin = true): void {
   mkdirSync(layout.cniBinDir, { recursive: true });
   mkdirSync(layout.cniConfDir, { recursive: true });
   mkdirSync(layout.agentSwitchDir, { recursive: true });
@@ -47,7 +51,7 @@ export function writeMeshCni(layout: NodeLayout): void {
           dataDir: join(layout.dir, "ipam"),
         },
       },
-      { type: MESH_PLUGIN, agentReadyFile: layout.agentReadyFile, logFile: layout.meshLog },
+      ...(meshPlugin ? [{ type: MESH_PLUGIN, agentReadyFile: layout.agentReadyFile, logFile: layout.meshLog }] : []),
     ],
   };
   writeFileSync(join(layout.cniConfDir, "10-cni-repair-test.conflist"), JSON.stringify(network, null, 2));

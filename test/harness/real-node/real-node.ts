@@ -22,6 +22,8 @@ import { NODE_DIR_PREFIX, NodeLayout } from "./node-layout.js";
 export type RealNodeOptions = KubeletOptions & {
   /** overlayfs unless CNI_REPAIR_SNAPSHOTTER says otherwise (native works on any file system, copying). */
   readonly snapshotter?: Snapshotter;
+  /** false: no test mesh plugin in the node's network, for a real mesh's agent to chain its own (default true). */
+  readonly meshPlugin?: boolean;
 };
 
 /** Commands the node runs, each from its Debian package; named in the error when one is missing. */
@@ -64,7 +66,7 @@ export class RealNode {
     try {
       saveSysctls();
       createCgroupRoot(layout.cgroupRoot);
-      writeMeshCni(layout);
+      writeMeshCni(layout, options.meshPlugin);
       const snapshotter = options.snapshotter ?? snapshotterFromEnv();
       containerd = await Containerd.start(layout, images, snapshotter);
       kubeletProcess = startKubelet(plane, layout, kubelet, options, await freePort());

@@ -83,10 +83,11 @@ describe("ambient enrolment grace", () => {
     expect((await firstActedAt("never")) - restartedAt).to.be.at.least(GRACE_MS);
     // The ambient rule's default action is to report: a dry-run delete.
     // The line is logged once the answer is back, which can be after the audit log has the request: wait for it.
-    const [line] = await waitFor("the report's log line", async () => {
-      const lines = t.controller.logsWith("would delete broken pod", { pod: "never" });
-      return lines.length > 0 ? lines : undefined;
+    const { lines } = await waitFor("the report's log line", async () => {
+      const found = t.controller.logsWith("would delete broken pod", { pod: "never" });
+      return found.length > 0 && { lines: found };
     });
+    const [line] = lines;
     expect(Date.parse(String(line?.graceStarted).split(" ")[0] ?? "")).to.be.at.least(restartedAt);
   });
 

@@ -5,7 +5,7 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { createPodInState } from "../../harness/broken-pods.js";
-import { chartDir, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, IMAGE_VALUES, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controllerContainer, installRendered, renderedPermissions, uninstall } from "../../harness/overlays.js";
@@ -44,7 +44,7 @@ describe("chart: admission policies", function () {
       "template",
       "cni-repair",
       chartDir(),
-      ...setValues({ "customRule.initContainer": "acme-check", "customRule.exitCodes": "{42}" }),
+      ...setValues({ ...IMAGE_VALUES, "customRule.initContainer": "acme-check", "customRule.exitCodes": "{42}" }),
     ]);
     expect(result.code).to.not.equal(0);
     expect(result.stderr).to.include("customRule custom has no marker (requireAnnotation or requireLabel)");

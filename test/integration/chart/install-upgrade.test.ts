@@ -3,19 +3,15 @@
 // (SelfSubjectRulesReview and SubjectAccessReviews, as for the kustomize overlays), nothing of the previous mode is
 // left, the controller runs in-cluster with a TokenRequest token and the args and env of the workload as the API
 // server stores it, and the Namespace and the monitoring objects are the same objects as after the install.
-import { execFileSync } from "node:child_process";
-import { dirname, join } from "node:path";
 import { AppsV1Api, CoreV1Api, type KubernetesObject, loadAllYaml, type V1Container } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { repositoryFile } from "../../harness/binaries.js";
-import { helm, helmBinary } from "../../harness/helm.js";
+import { helm, IMAGE_VALUES, packageChart, setValues } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import { expectExactGrants, expectModeVerdicts } from "../../harness/mode-permissions.js";
 import { inClusterRuns, runModeScenario } from "../../harness/mode-scenarios.js";
 import { installMonitoringCrds, removeMonitoringCrds } from "../../harness/monitoring-crds.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { applyNamespace, INSTALL, type Overlay, uninstall } from "../../harness/overlays.js";
-import { ownedTempDir } from "../../harness/owned-dirs.js";
 import { serviceAccountToken } from "../../harness/service-account-files.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
@@ -41,14 +37,7 @@ describe("chart: helm install, then helm upgrade through every mode and back", f
     // The documented first step: the namespace, apart from any release or overlay.
     await applyNamespace(plane);
     // Exactly the release workflow's step: make chart-package (strict lint, then helm package).
-    const out = ownedTempDir("cni-repair-chart-");
-    chart = execFileSync("make", ["-s", "chart-package", "VERSION=0.0.0-test", `CHART_OUT=${out}`], {
-      cwd: dirname(repositoryFile("Makefile")),
-      encoding: "utf8",
-      env: { ...process.env, HELM: helmBinary() },
-      stdio: ["ignore", "pipe", "pipe"],
-    }).trim();
-    expect(chart).to.equal(join(out, "cni-repair-0.0.0-test.tgz"));
+    chart = packageChart();
   });
 
   after(async () => {
@@ -101,7 +90,8 @@ describe("chart: helm install, then helm upgrade through every mode and back", f
     let monitoringBefore: (string | undefined)[] | undefined;
 
     for (const [step, mode] of STEPS.entries()) {
-      const action = step === 0 ? ["install"] : ["upgrade", "--reuse-values"];
+      // Upgrades as the docs write them: the release's values (the image among them) over the chart's defaults.
+      const action = step === 0 ? ["install", ...setValues(IMAGE_VALUES)] : ["upgrade", "--reset-then-reuse-values"];
       const monitoring = step === 0 ? ["serviceMonitor", "prometheusRule", "dashboard"] : [];
       await helm(
         [

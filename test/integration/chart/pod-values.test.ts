@@ -4,7 +4,7 @@
 import type { V1Pod, V1PodSpec, V1PriorityClass } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { repositoryFile } from "../../harness/binaries.js";
-import { chartDir, helm, installNotes, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, installNotes, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
 import {
   applyNamespace,
@@ -27,7 +27,7 @@ describe("chart: names, labels, priority class and securityContext values", func
   this.timeout(5 * 60_000);
 
   const refusal = async (values: Record<string, string>) => {
-    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues(values)]);
+    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues({ ...IMAGE_VALUES, ...values })]);
     expect(result.code, JSON.stringify(values)).to.not.equal(0);
     return result.stderr;
   };
@@ -86,8 +86,7 @@ describe("chart: names, labels, priority class and securityContext values", func
           chartDir(),
           "--values",
           OPENSHIFT_VALUES,
-          "--set",
-          `mode=${mode}`,
+          ...setValues({ ...IMAGE_VALUES, mode }),
         ]);
         expect(lint.code, `${mode}:\n${lint.stdout}${lint.stderr}`).to.equal(0);
         const rendered = await renderChart(mode, {}, { valueFiles: [OPENSHIFT_VALUES] });
@@ -179,9 +178,17 @@ describe("chart: names, labels, priority class and securityContext values", func
     const releases = ["cni-repair", "edge"];
     try {
       for (const release of releases) {
-        await helm(["install", release, chartDir(), "--namespace", INSTALL.namespace, "--set", "mode=dry-run"], {
-          plane,
-        });
+        await helm(
+          [
+            "install",
+            release,
+            chartDir(),
+            "--namespace",
+            INSTALL.namespace,
+            ...setValues({ ...IMAGE_VALUES, mode: "dry-run" }),
+          ],
+          { plane },
+        );
       }
       const classes = await kubectl(
         ["get", "priorityclass", "-l", "app.kubernetes.io/part-of=cni-repair", "-o", "name"],

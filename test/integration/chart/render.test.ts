@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { parseConfig } from "../../../src/config/config.js";
 import { envVarName, flagNames } from "../../../src/config/flags.js";
 import { describeFieldSelector } from "../../../src/config/selectors.js";
-import { chartDir, helm, renderChart, runHelm, setValues } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import {
   controllerContainer,
   OVERLAYS,
@@ -24,14 +24,14 @@ describe("chart: helm lint, schema and template", function () {
 
   it("passes helm lint --strict in every mode", async () => {
     for (const mode of OVERLAYS) {
-      const result = await runHelm(["lint", "--strict", chartDir(), "--set", `mode=${mode}`]);
+      const result = await runHelm(["lint", "--strict", chartDir(), ...setValues({ ...IMAGE_VALUES, mode })]);
       expect(result.code, `${mode}:\n${result.stdout}${result.stderr}`).to.equal(0);
       expect(result.stdout).to.match(/1 chart\(s\) linted, 0 chart\(s\) failed/);
     }
   });
 
   const refusal = async (values: Record<string, string>) => {
-    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues(values)]);
+    const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues({ ...IMAGE_VALUES, ...values })]);
     expect(result.code, JSON.stringify(values)).to.not.equal(0);
     return result.stderr;
   };
@@ -56,33 +56,51 @@ describe("chart: helm lint, schema and template", function () {
     const single = await renderChart("cluster", { "leaderElection.enabled": "false", replicaCount: "1" });
     const { args } = podCommand(controllerContainer(single), PLACEMENT);
     expect(args).to.include("--leader-elect=false");
-    // The only Role left is Istio's (its repair settings, in Istio's namespace): no Lease Role.
-    expect(
-      single.objects.filter((object) => object.kind === "Role").map((object) => object.metadata?.namespace),
-    ).to.deep.equal(["istio-system"]);
+    // No Lease Role, and none in Istio's namespace (its settings are read through a ClusterRole): no Role at all.
+    expect(single.objects.filter((object) => object.kind === "Role")).to.deep.equal([]);
   });
 
-  it("grants reading Istio's repair settings only with the istio preset, by name, in the CNI agent's namespace", async () => {
-    const roleOf = (rendered: Awaited<ReturnType<typeof renderChart>>) =>
-      rendered.objects.filter(
-        (object) => object.kind === "Role" && object.metadata?.name === "cni-repair-istio-repair",
-      );
-    const byDefault = await renderChart("cluster");
-    expect(roleOf(byDefault).map((role) => role.metadata?.namespace)).to.deep.equal(["istio-system"]);
-    expect(renderedPermissions(byDefault, "istio-system")).to.include.members([
-      "get core/configmaps istio-cni-config",
-      "list core/configmaps istio-cni-config",
-      "watch core/configmaps istio-cni-config",
-      "watch apps/daemonsets istio-cni-node",
+  it("grants reading Istio's repair settings only with the istio preset, by name: a ClusterRole, or a Role where pinned", async () => {
+    const istioRbac = (rendered: Awaited<ReturnType<typeof renderChart>>) =>
+      rendered.objects
+        .filter((object) => object.metadata?.name === "cni-repair-istio-repair")
+        .map((object) => `${object.kind}${object.metadata?.namespace ? ` in ${object.metadata.namespace}` : ""}`);
+    const ISTIO_READS = ["get", "list", "watch"].flatMap((verb) => [
+      `${verb} core/configmaps istio-cni-config`,
+      `${verb} apps/daemonsets istio-cni-node`,
     ]);
-    // Nowhere else: not in the controller's own namespace.
-    expect(renderedPermissions(byDefault).filter((p) => p.includes("configmaps"))).to.deep.equal([]);
-    const moved = await renderChart("cluster", { "cniAgent.namespace": "kube-system" });
-    expect(roleOf(moved).map((role) => role.metadata?.namespace)).to.deep.equal(["kube-system"]);
-    expect(roleOf(await renderChart("cluster", { istioRepair: "ignore" }))).to.deep.equal([]);
-    expect(roleOf(await renderChart("cluster", { presets: "{linkerd}" }))).to.deep.equal([]);
-    const ignored = podCommand(controllerContainer(await renderChart("cluster", { istioRepair: "ignore" })), PLACEMENT);
-    expect(parseConfig(ignored.args, ignored.env).config.istioRepair).to.equal(undefined);
+    const byDefault = await renderChart("cluster");
+    expect(istioRbac(byDefault)).to.deep.equal(["ClusterRole", "ClusterRoleBinding"]);
+    // In every namespace (kube-system on GKE, any other), and by name only: no other ConfigMap or DaemonSet.
+    for (const namespace of ["kube-system", "istio-system", "cni-repair"]) {
+      const granted = renderedPermissions(byDefault, namespace);
+      expect(granted).to.include.members(ISTIO_READS);
+      expect(granted.filter((p) => p.includes("configmaps") || p.includes("daemonsets")).sort()).to.deep.equal(
+        [...ISTIO_READS].sort(),
+      );
+    }
+    const args = (rendered: Awaited<ReturnType<typeof renderChart>>) => {
+      const { args: argv, env } = podCommand(controllerContainer(rendered), PLACEMENT);
+      return parseConfig(argv, env).config;
+    };
+    expect(args(byDefault).istioRepair).to.deep.equal({ namespace: undefined });
+    for (const pinned of [{ "cniAgent.namespaces.istio": "kube-system" }, { "cniAgent.namespace": "kube-system" }]) {
+      const rendered = await renderChart("cluster", pinned);
+      expect(istioRbac(rendered)).to.deep.equal(["Role in kube-system", "RoleBinding in kube-system"]);
+      expect(renderedPermissions(rendered, "kube-system")).to.include.members(ISTIO_READS);
+      expect(renderedPermissions(rendered, "istio-system").filter((p) => p.includes("configmaps"))).to.deep.equal([]);
+      expect(args(rendered).istioRepair).to.deep.equal({ namespace: "kube-system" });
+    }
+    // Linkerd's agent pinned apart from Istio's: Istio's is still found anywhere.
+    const apart = await renderChart("cluster", {
+      presets: "{istio,linkerd}",
+      "cniAgent.namespaces.linkerd": "linkerd-cni",
+    });
+    expect(istioRbac(apart)).to.deep.equal(["ClusterRole", "ClusterRoleBinding"]);
+    expect(args(apart).cniAgentGate?.namespaces).to.deep.equal({ all: undefined, byRule: { linkerd: "linkerd-cni" } });
+    expect(istioRbac(await renderChart("cluster", { istioRepair: "ignore" }))).to.deep.equal([]);
+    expect(istioRbac(await renderChart("cluster", { presets: "{linkerd}" }))).to.deep.equal([]);
+    expect(args(await renderChart("cluster", { istioRepair: "ignore" })).istioRepair).to.equal(undefined);
   });
 
   it("renders each mode as its workload, controller mode and permissions", async () => {
@@ -110,6 +128,15 @@ describe("chart: helm lint, schema and template", function () {
     }
   });
 
+  it("image.repository is required (no image is published yet): without it the chart fails naming the value", async () => {
+    for (const values of [{}, { "image.repository": "" }]) {
+      const result = await runHelm(["template", "cni-repair", chartDir(), ...setValues(values)]);
+      expect(result.code, JSON.stringify(values)).to.not.equal(0);
+      expect(result.stderr).to.include("image.repository is required");
+      expect(result.stderr).to.include("--set image.repository=");
+    }
+  });
+
   it("defaults: Linux nodes, the chart's own PriorityClass, the image of the chart's appVersion", async () => {
     const chart = await helm(["show", "chart", chartDir()]);
     const appVersion = /^appVersion: "?([^"\n]+)"?$/m.exec(chart)?.[1];
@@ -121,11 +148,11 @@ describe("chart: helm lint, schema and template", function () {
       const [priorityClass] = objectsOfKind<V1PriorityClass>(rendered, "PriorityClass");
       expect(priorityClass?.metadata?.name).to.equal("cni-repair-critical");
       expect(priorityClass?.value).to.equal(1_000_000_000);
-      expect(controllerContainer(rendered).image).to.equal(`ghcr.io/cni-repair/cni-repair:${appVersion}`);
+      expect(controllerContainer(rendered).image).to.equal(`${IMAGE_VALUES["image.repository"]}:${appVersion}`);
     }
     const digest = `sha256:${"ab".repeat(32)}`;
     const pinned = await renderChart("cluster", { "image.digest": digest, "image.tag": "1.2.3" });
-    expect(controllerContainer(pinned).image).to.equal(`ghcr.io/cni-repair/cni-repair:1.2.3@${digest}`);
+    expect(controllerContainer(pinned).image).to.equal(`${IMAGE_VALUES["image.repository"]}:1.2.3@${digest}`);
   });
 
   it("every value reaches the controller as its flag, and the controller accepts them all", async () => {
@@ -202,7 +229,11 @@ describe("chart: helm lint, schema and template", function () {
     expect(config.storm).to.deep.equal({ maxBrokenFraction: 0.25, minBroken: 7, windowMs: 300_000 });
     expect(config.loopBackoff).to.deep.equal({ baseMs: 120_000, maxMs: 3_600_000 });
     expect([config.workers, config.maxRetries, config.listPageSize]).to.deep.equal([8, 9, 250]);
-    expect(config.cniAgentGate).to.deep.equal({ minReadyMs: 30_000, selector: "app=cni", namespace: "kube-system" });
+    expect(config.cniAgentGate).to.deep.equal({
+      minReadyMs: 30_000,
+      selector: "app=cni",
+      namespaces: { all: "kube-system", byRule: {} },
+    });
     expect(config.leaderElection).to.deep.include({
       id: "repair-lock",
       namespace: "cni-repair",

@@ -40,11 +40,11 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
 
   /** Every pod on node B broke, the others did not, and the controller holds them all for the agent. */
   const expectHeldOnNodeB = async (scope: RepairScope, expected: number) => {
-    const broken = await waitFor(
+    const { broken } = await waitFor(
       "the pods on node B to break",
       () => {
         const found = cluster.cni.brokenIn(scope.namespace);
-        return found.length >= expected ? found : undefined;
+        return found.length >= expected && { broken: found };
       },
       { timeoutMs: 60_000 },
     );
@@ -83,9 +83,9 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
     expect(await metric("cni_repair_broken_pods", { rule: "istio" })).to.equal(0);
 
     const names = broken.map((pod) => pod.name).sort();
-    const events = await waitFor("one Deleted Event per broken pod", async () => {
+    const { events } = await waitFor("one Deleted Event per broken pod", async () => {
       const found = await repairEvents(cluster.plane, scope.namespace);
-      return found.filter((e) => e.endsWith(":BrokenPodDeleted")).length >= names.length ? found : undefined;
+      return found.filter((e) => e.endsWith(":BrokenPodDeleted")).length >= names.length && { events: found };
     });
     const of = (reason: string) =>
       events
@@ -104,13 +104,11 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
     const scope = await setUp("deploy");
     await createDeployment(cluster.plane.kubeConfig().makeApiClient(AppsV1Api), scope.namespace, "web", 20);
     // Spread evenly (max skew 1): node B gets 6 or 7 of the 20.
-    const placed = await waitFor(
+    const { pods: placed } = await waitFor(
       "20 pods with a sandbox",
       async () => {
         const { pods } = await appPods(cluster.api, scope.namespace, "web");
-        return pods.filter((p) => p.metadata?.annotations?.["e2e.cni-repair.test/sandbox"]).length === 20
-          ? pods
-          : undefined;
+        return pods.filter((p) => p.metadata?.annotations?.["e2e.cni-repair.test/sandbox"]).length === 20 && { pods };
       },
       { timeoutMs: 60_000 },
     );
@@ -121,11 +119,11 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
 
     const readyAtMs = Date.now();
     await cluster.setCniAgentReady(scope.agentNamespace, "node-b");
-    const final = await waitFor(
+    const { pods: final } = await waitFor(
       "all 20 replicas healthy, none of them broken",
       async () => {
         const { pods, healthy } = await appPods(cluster.api, scope.namespace, "web");
-        return pods.length === 20 && healthy === 20 ? pods : undefined;
+        return pods.length === 20 && healthy === 20 && { pods };
       },
       { timeoutMs: 60_000 },
     );
@@ -144,11 +142,11 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
 
     const readyAtMs = Date.now();
     await cluster.setCniAgentReady(scope.agentNamespace, "node-b");
-    const final = await waitFor(
+    const { pods: final } = await waitFor(
       "all 6 replicas healthy",
       async () => {
         const { pods, healthy } = await appPods(cluster.api, scope.namespace, "db");
-        return pods.length === 6 && healthy === 6 ? pods : undefined;
+        return pods.length === 6 && healthy === 6 && { pods };
       },
       { timeoutMs: 60_000 },
     );
@@ -168,15 +166,15 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
     const batch = cluster.plane.kubeConfig().makeApiClient(BatchV1Api);
     await createJob(batch, scope.namespace, "migrate", "node-b");
     // The kubelet marks a Never pod whose init container failed as Failed at once: a finished pod.
-    const [failed] = await waitFor(
+    const { failed } = await waitFor(
       "the Job's pod to fail its validator",
       () => {
-        const found = cluster.cni.brokenIn(scope.namespace);
-        return found.length === 1 ? found : undefined;
+        const [pod, ...others] = cluster.cni.brokenIn(scope.namespace);
+        return pod !== undefined && others.length === 0 && { failed: pod };
       },
       { timeoutMs: 60_000 },
     );
-    expect(failed?.restartPolicy).to.equal("Never");
+    expect(failed.restartPolicy).to.equal("Never");
     await waitFor(
       "the controller to detect and hold it",
       async () => {
@@ -203,10 +201,10 @@ describe("e2e: a CNI outage on one node, repaired end to end", function () {
     expect(await controller?.metric("cni_repair_pods_repaired_total", { type: "delete", result: "success" })).to.equal(
       0,
     );
-    const events = await waitFor("the held Event", async () => {
+    const { events } = await waitFor("the held Event", async () => {
       const found = await repairEvents(cluster.plane, scope.namespace);
-      return found.length > 0 ? found : undefined;
+      return found.length > 0 && { events: found };
     });
-    expect(events).to.deep.equal([`${failed?.name}:BrokenPodHeld`]);
+    expect(events).to.deep.equal([`${failed.name}:BrokenPodHeld`]);
   });
 });

@@ -9,7 +9,6 @@
 import { readFileSync } from "node:fs";
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { flags } from "../../../src/config/flags.js";
 import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { controllerDeletes, nodeWrites, podBindings, podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
@@ -21,7 +20,7 @@ import { metricValue } from "../../harness/metrics-text.js";
 import { controllerContainer, INSTALL } from "../../harness/overlays.js";
 import { agentDaemonSet, meshedPodSpec, meshedPodTemplate, meshMark } from "../../harness/real-node/mesh-workloads.js";
 import { KUBELET_SYSCTLS } from "../../harness/real-node/node-cleanup.js";
-import { installPerNode, removePerNode } from "../../harness/real-node/per-node-install.js";
+import { installPerNode, removeInstalled } from "../../harness/real-node/per-node-install.js";
 import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
 import { expectEachBrokenPodDeletedOnce, judgeWave } from "../../harness/repair-audit.js";
 import { waitFor } from "../../harness/wait.js";
@@ -32,8 +31,9 @@ const PER_NODE_REPLICAS = 3;
 const MIN_READY_MS = 2_000;
 const VALIDATOR = "istio-validation";
 const STARTUP_TAINT = { key: "cni.istio.io/not-ready", effect: "NoSchedule" };
-/** The per-node overlay sets no --cni-agent-min-ready: the flag's default applies. */
-const SHIPPED_MIN_READY_MS = flags["cni-agent-min-ready"].default;
+/** The per-node overlay sets no --cni-agent-min-ready: the flag's default, 10 s, applies (a literal, so that a
+ * default changed by mistake fails here instead of moving the expectation with it). */
+const SHIPPED_MIN_READY_MS = 10_000;
 
 /** The validator's last failure as the kubelet reported it: the terminated state with exit code 126, if any. */
 function validatorFailure(pod: V1Pod) {
@@ -82,16 +82,17 @@ async function crashLooping(
   app: string,
   count: number,
 ): Promise<BrokenPodRecord[]> {
-  return await waitFor(
+  const { looping } = await waitFor(
     `the ${count} ${app} pods' validators to fail and restart`,
     async () => {
       cluster.assertRunning();
       const { pods } = await appPods(cluster.api, namespace, app);
-      const looping = pods.filter((pod) => (validatorFailure(pod)?.restarts ?? 0) >= 1);
-      return looping.length === count ? looping.map((pod) => brokenRecord(pod, Date.now())) : undefined;
+      const found = pods.filter((pod) => (validatorFailure(pod)?.restarts ?? 0) >= 1);
+      return found.length === count && { looping: found };
     },
     { timeoutMs: 180_000, intervalMs: 500 },
   );
+  return looping.map((pod) => brokenRecord(pod, Date.now()));
 }
 
 /** Waits until the app has exactly `count` pods, all healthy and none of them one of the broken ones. */
@@ -101,16 +102,17 @@ async function healthyReplacements(
   app: string,
   broken: readonly BrokenPodRecord[],
 ): Promise<V1Pod[]> {
-  return await waitFor(
+  const { fresh } = await waitFor(
     `${broken.length} healthy replacements`,
     async () => {
       cluster.assertRunning();
       const { pods } = await appPods(cluster.api, namespace, app);
-      const fresh = pods.filter((pod) => isHealthy(pod) && !broken.some((b) => b.uid === pod.metadata?.uid));
-      return fresh.length === broken.length && pods.length === broken.length ? fresh : undefined;
+      const found = pods.filter((pod) => isHealthy(pod) && !broken.some((b) => b.uid === pod.metadata?.uid));
+      return found.length === broken.length && pods.length === broken.length && { fresh: found };
     },
     { timeoutMs: 120_000, intervalMs: 250 },
   );
+  return fresh;
 }
 
 /** The kubelet's view of each pod: its validator passed on its first run (exit 0, no restart) and the app runs. */
@@ -150,7 +152,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
       console.log(controller?.output());
       console.log(cluster?.logTails());
     }
-    if (perNodeInstalled && cluster) await removePerNode(cluster);
+    if (perNodeInstalled && cluster) await removeInstalled(cluster);
     perNodeInstalled = false;
     if (!controller) return;
     const code = await controller.stop();
@@ -355,12 +357,12 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
     expect(podBindings(plane.auditLogPath, namespace), "pods bound while tainted").to.deep.equal([]);
 
     node.setMeshAgentReady(true);
-    const final = await waitFor(
+    const { pods: final } = await waitFor(
       "2 healthy pods on the new node",
       async () => {
         cluster?.assertRunning();
         const { pods, healthy } = await appPods(api, namespace, "pool");
-        return pods.length === 2 && healthy === 2 ? pods : undefined;
+        return pods.length === 2 && healthy === 2 && { pods };
       },
       { timeoutMs: 120_000, intervalMs: 250 },
     );

@@ -8,7 +8,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { nodeWrites, podBindings } from "../../harness/audit-log.js";
-import { chartDir, helm, renderChart } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, renderChart, setValues } from "../../harness/helm.js";
 import { OciLayout } from "../../harness/oci-layout.js";
 import { applyNamespace, controllerContainer, INSTALL, uninstall, workloadOf } from "../../harness/overlays.js";
 import { agentDaemonSet, meshedPodTemplate } from "../../harness/real-node/mesh-workloads.js";
@@ -18,7 +18,7 @@ import { appPods } from "../../harness/workloads.js";
 
 const STARTUP_TAINT = { key: "cni.istio.io/not-ready", effect: "NoSchedule" };
 const RELEASE = "cni-repair";
-const VALUES = { mode: "cluster", "startupTaint.mode": "bootstrap-only", "cniAgent.minReady": "2s" };
+const VALUES = { ...IMAGE_VALUES, mode: "cluster", "startupTaint.mode": "bootstrap-only", "cniAgent.minReady": "2s" };
 const SERVICE_ACCOUNT = `system:serviceaccount:${INSTALL.namespace}:${INSTALL.serviceAccount}`;
 
 const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
@@ -78,18 +78,15 @@ describe("e2e on a real node: every node registered with the startup taint, cni-
     const image = controllerContainer(rendered).image ?? "";
     await node.containerd.importOciLayout(OciLayout.built().dir, image);
     await applyNamespace(plane);
-    const set = Object.entries(VALUES).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
-    await helm(["install", RELEASE, chartDir(), "--namespace", INSTALL.namespace, ...set], { plane });
+    await helm(["install", RELEASE, chartDir(), "--namespace", INSTALL.namespace, ...setValues(VALUES)], { plane });
     installed = true;
 
-    const controllers = await waitFor(
+    const { pods: controllers } = await waitFor(
       "cni-repair's pods to be scheduled on the tainted node and turn Ready",
       async () => {
         cluster?.assertRunning();
         const pods = (await api.listNamespacedPod({ namespace: INSTALL.namespace })).items;
-        return pods.length > 0 && pods.every((pod) => pod.spec?.nodeName === node.name && isReady(pod))
-          ? pods
-          : undefined;
+        return pods.length > 0 && pods.every((pod) => pod.spec?.nodeName === node.name && isReady(pod)) && { pods };
       },
       { timeoutMs: 180_000, intervalMs: 500 },
     );
@@ -99,12 +96,13 @@ describe("e2e on a real node: every node registered with the startup taint, cni-
 
     const switchedAtMs = Date.now();
     node.setMeshAgentReady(true);
-    const [workload] = await waitFor(
+    const { workload } = await waitFor(
       "the workload's pod to bind and run",
       async () => {
         cluster?.assertRunning();
         const { pods, healthy } = await appPods(api, namespace, "web");
-        return pods.length === 1 && healthy === 1 ? pods : undefined;
+        const [pod, ...others] = pods;
+        return pod !== undefined && others.length === 0 && healthy === 1 && { workload: pod };
       },
       { timeoutMs: 120_000, intervalMs: 250 },
     );

@@ -113,9 +113,13 @@ describe("e2e: startup taint prevention beside repair", function () {
     ).to.deep.equal([]);
     expect(repairE.wrong).to.deep.equal([]);
 
-    // Only the taint changed: the PATCH tested the list as read and set it without our key, nothing else.
+    // Only the taint changed: the PATCH tested the version and the list judged and set it without our key, nothing else.
     const ops = removals[0]?.requestObject as unknown as { op: string; path: string }[];
-    expect(ops.map((op) => `${op.op} ${op.path}`)).to.deep.equal(["test /spec/taints", "remove /spec/taints"]);
+    expect(ops.map((op) => `${op.op} ${op.path}`)).to.deep.equal([
+      "test /metadata/resourceVersion",
+      "test /spec/taints",
+      "remove /spec/taints",
+    ]);
     expect(await taintKeys(cluster.api, "node-d")).to.deep.equal([]);
     expect(await taintKeys(cluster.api, "node-e")).to.deep.equal([]);
 
@@ -129,10 +133,10 @@ describe("e2e: startup taint prevention beside repair", function () {
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "agent_ready" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_removal_seconds_count", { since: "node_created" })).to.equal(1);
     expect(await metric("cni_repair_startup_taint_nodes", { key })).to.equal(0);
-    const events = await waitFor("the StartupTaintRemoved Event on node-d", async () => {
+    const { events } = await waitFor("the StartupTaintRemoved Event on node-d", async () => {
       const list = await cluster.api.listNamespacedEvent({ namespace: "default" });
       const found = list.items.filter((e) => e.involvedObject.kind === "Node" && e.reason?.startsWith("StartupTaint"));
-      return found.length > 0 ? found : undefined;
+      return found.length > 0 && { events: found };
     });
     expect(events.map((e) => `${e.involvedObject.name}:${e.reason}`)).to.deep.equal(["node-d:StartupTaintRemoved"]);
     cluster.assertComponentsRunning();

@@ -81,11 +81,11 @@ describe("faults: the controller process, mid-wave", function () {
     const proxy = http;
     // Stop once a few repairs are done (their Events queue up behind the slow writes) and another is in flight.
     const deletes = () => proxy.log.filter((entry) => entry.method === "DELETE");
-    const inFlight = await waitFor(
+    const { inFlight } = await waitFor(
       "a DELETE in flight after three answered",
       () => {
         const pending = deletes().filter((entry) => entry.answeredAtMs === undefined);
-        return deletes().length - pending.length >= 3 && pending.length > 0 ? pending : undefined;
+        return deletes().length - pending.length >= 3 && pending.length > 0 && { inFlight: pending };
       },
       { timeoutMs: 30_000 },
     );
@@ -143,10 +143,11 @@ describe("faults: the controller process, mid-wave", function () {
       "--retry-period=1s",
     ]);
     const replicas = [await start(args), await start(args)];
-    const [leader, follower] = await waitFor("one leader", async () => {
+    const { leader, follower } = await waitFor("one leader", async () => {
       const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
       if (flags.filter((flag) => flag === 1).length !== 1) return undefined;
-      return flags[0] === 1 ? replicas : [...replicas].reverse();
+      const [first, second] = flags[0] === 1 ? replicas : [...replicas].reverse();
+      return first && second && { leader: first, follower: second };
     });
     if (!leader || !follower) throw new Error("expected a leader and a follower");
     // Both see every broken pod; only the leader holds (acts on) them.

@@ -6,9 +6,9 @@ import { randomBytes } from "node:crypto";
 import { CoreV1Api, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
 import type { StartupTaintMode } from "../../../src/config/startup-taint.js";
+import { toNodeFacts } from "../../../src/informer/node-facts.js";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
-import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { serviceAccountToken } from "../../harness/service-account-files.js";
@@ -91,15 +91,18 @@ for (const startupTaintMode of ["bootstrap-only", "continuous"] as const satisfi
       expect(answer.message, because).to.include(says);
     };
 
-    /** The controller's own patcher, removing the key: the one change both modes make. */
+    const read = async () => {
+      const facts = toNodeFacts(await admin.readNode({ name: node }));
+      if (!facts) throw new Error("node unreadable");
+      return facts;
+    };
+
+    /** The controller's own patcher, removing the key: the one change both modes make. Returns the node after it. */
     const removeKey = async () => {
-      const seen = toNodeFacts(await admin.readNode({ name: node }));
-      if (!seen) throw new Error("node unreadable");
-      const removed = await patchTaints(asController, seen, { kind: "remove", keys: [ISTIO] });
+      const removed = await patchTaints(asController, await read(), { kind: "remove", keys: [ISTIO] });
       expect(removed.kind).to.equal("patched");
       expect((await taints()).map((t) => t.key)).to.not.include(ISTIO);
-      if (removed.kind !== "patched") throw new Error("not removed");
-      return removed.node;
+      return await read();
     };
 
     if (startupTaintMode === "continuous") {

@@ -4,9 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { toNodeFacts } from "../../../src/informer/node-facts.js";
 import { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
-import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
 import { createControllerPod, deleteControllerPod } from "../../harness/controller-pod.js";
 import { createTestNamespace } from "../../harness/namespaces.js";

@@ -217,9 +217,13 @@ function patchKind(event: AuditEvent): string {
     path: string;
     value?: { key: string; effect: string }[];
   }[];
-  expect(ops[0]).to.include({ op: "test", path: "/spec/taints" });
-  const before = (ops[0] as { value?: { key: string }[] | null }).value ?? [];
-  const after = ops[1]?.op === "remove" ? [] : (ops[1]?.value ?? []);
+  // The version judged, then the taints judged, then the new list.
+  expect(ops.map((op) => `${op.op} ${op.path}`).slice(0, 2)).to.deep.equal([
+    "test /metadata/resourceVersion",
+    "test /spec/taints",
+  ]);
+  const before = (ops[1] as { value?: { key: string }[] | null }).value ?? [];
+  const after = ops[2]?.op === "remove" ? [] : (ops[2]?.value ?? []);
   for (const taint of after) if (taint.key === ISTIO) expect(taint.effect).to.equal("NoSchedule");
   const had = before.some((taint) => taint.key === ISTIO);
   const has = after.some((taint) => taint.key === ISTIO);

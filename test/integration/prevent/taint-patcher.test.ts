@@ -1,12 +1,12 @@
-// The taint patcher against the real API server: a taint someone else changes between our read and our patch
-// survives (the `test` op refuses the stale patch, the node is read afresh), only spec.taints is ever sent, and
-// the audit log shows both attempts.
+// The taint patcher against the real API server: a node changed between our read and our patch is not written
+// (the `test` of the version judged refuses the stale patch, 422), even when the change left its taints as they
+// were (another replica's add and remove); only spec.taints is ever sent; the audit log shows each attempt.
 import { randomBytes } from "node:crypto";
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { toNodeFacts } from "../../../src/informer/node-facts.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { toNodeFacts } from "../../../src/prevent/node-facts.js";
 import { patchTaints } from "../../../src/prevent/taint-patcher.js";
 import { nodeWrites } from "../../harness/audit-log.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -48,7 +48,7 @@ describe("startup taint patcher", () => {
   const ourPatches = (name: string) =>
     nodeWrites(controlPlane().auditLogPath, name).filter((e) => e.userAgent?.startsWith("cni-repair/test"));
 
-  it("a taint added between read and patch is kept: the stale patch is refused (422), the fresh one applied", async () => {
+  it("a taint added between read and patch is kept: the stale patch is refused (422) and nothing is written", async () => {
     const name = await createNode([ISTIO]);
     const stale = await read(name);
     // Someone else (a cluster admin, another controller) adds a taint after our read.
@@ -60,36 +60,45 @@ describe("startup taint patcher", () => {
 
     const outcome = await patchTaints(transport, stale, { kind: "remove", keys: [ISTIO.key ?? ""] });
 
-    expect(outcome.kind).to.equal("patched");
-    expect(outcome.kind === "patched" && outcome.attempts).to.equal(2);
+    expect(outcome).to.deep.equal({ kind: "stale", status: 422 });
     const final = await taintsOf(name);
     expect(final).to.include("dedicated=gpu:NoSchedule");
-    expect(final).to.not.include("cni.istio.io/not-ready=:NoSchedule");
+    expect(final).to.include("cni.istio.io/not-ready=:NoSchedule");
     const patches = ourPatches(name);
-    expect(patches.map((e) => e.responseStatus?.code)).to.deep.equal([422, 200]);
-    for (const patch of patches) {
-      const ops = patch.requestObject as unknown as { op: string; path: string }[];
-      expect(ops.map((op) => op.path)).to.deep.equal(["/spec/taints", "/spec/taints"]);
-      expect(ops[0]?.op).to.equal("test");
-    }
+    expect(patches.map((e) => e.responseStatus?.code)).to.deep.equal([422]);
+    const ops = patches[0]?.requestObject as unknown as { op: string; path: string }[];
+    expect(ops.map((op) => `${op.op} ${op.path}`)).to.deep.equal([
+      "test /metadata/resourceVersion",
+      "test /spec/taints",
+      "add /spec/taints",
+    ]);
+
+    // Judged again on the node as it is now, the same edit goes through, and the other taint stays.
+    expect(await patchTaints(transport, await read(name), { kind: "remove", keys: [ISTIO.key ?? ""] })).to.deep.equal({
+      kind: "patched",
+    });
+    const after = await taintsOf(name);
+    expect(after).to.include("dedicated=gpu:NoSchedule");
+    expect(after).to.not.include("cni.istio.io/not-ready=:NoSchedule");
   });
 
-  it("a taint removed between read and patch stays removed; other taints keep their values", async () => {
+  it("a node whose taints changed and changed back since it was judged is not written (ABA)", async () => {
     const name = await createNode([GPU]);
-    const stale = await read(name);
-    const others = ((await api.readNode({ name })).spec?.taints ?? []).filter((t) => t.key !== GPU.key);
-    await api.patchNode(
-      { name, body: { spec: { taints: others } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
+    const judged = await read(name);
+    // Another replica adds our taint and removes it again: the taints are as judged, the node is not.
+    const taints = (await api.readNode({ name })).spec?.taints ?? [];
+    for (const next of [[...taints, ISTIO], taints]) {
+      await api.patchNode(
+        { name, body: { spec: { taints: next } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    }
 
-    const outcome = await patchTaints(transport, stale, { kind: "add", key: ISTIO.key ?? "" });
+    const outcome = await patchTaints(transport, judged, { kind: "add", key: ISTIO.key ?? "" });
 
-    expect(outcome.kind).to.equal("patched");
-    const final = await taintsOf(name);
-    expect(final).to.include("cni.istio.io/not-ready=:NoSchedule");
-    expect(final).to.not.include("dedicated=gpu:NoSchedule");
-    expect(ourPatches(name).map((e) => e.responseStatus?.code)).to.deep.equal([422, 200]);
+    expect(outcome).to.deep.equal({ kind: "stale", status: 422 });
+    expect(await taintsOf(name)).to.not.include("cni.istio.io/not-ready=:NoSchedule");
+    expect(ourPatches(name).map((e) => e.responseStatus?.code)).to.deep.equal([422]);
   });
 
   it("a node that has no taints at all gets ours (the test for an absent list passes)", async () => {
@@ -100,7 +109,7 @@ describe("startup taint patcher", () => {
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
     const outcome = await patchTaints(transport, await read(name), { kind: "add", key: ISTIO.key ?? "" });
-    expect(outcome.kind === "patched" && outcome.attempts).to.equal(1);
+    expect(outcome).to.deep.equal({ kind: "patched" });
     expect(await taintsOf(name)).to.deep.equal(["cni.istio.io/not-ready=:NoSchedule"]);
   });
 

@@ -8,7 +8,7 @@ import type { StartupTaintMode } from "../../../src/config/startup-taint.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
 import type { ControlPlane } from "../../harness/control-plane.js";
-import { chartDir, helm } from "../../harness/helm.js";
+import { chartDir, helm, IMAGE_VALUES, setValues } from "../../harness/helm.js";
 
 export type TaintPolicyInstall = {
   /** The policy's name, as the API server's refusals name it. */
@@ -38,6 +38,7 @@ export async function installTaintPolicy(
     `startupTaint.mode=${startupTaintMode}`,
     "--set",
     `mode=${mode}`,
+    ...setValues(IMAGE_VALUES),
   ]);
   const wanted = new Set([
     "ServiceAccount",

@@ -2,7 +2,6 @@
 // acceptance 2 and 5; issue 27 item 1): a total outage heals under the in-flight caps, not the cluster-wide pace,
 // once the agents are back, held `cni_agent_not_ready` (never `storm`) meanwhile, while a wave nothing explains
 // stays held; a Ready condition without a time, or with an old one, counts only from our own observation.
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { FakeKubelet } from "../../harness/fake-kubelet.js";
@@ -109,25 +108,8 @@ describe("CNI agent outage and the fail-safe gate", () => {
     expect(await held("rate_limit")).to.equal(0);
   });
 
-  /** Rewrites the agent's Ready condition: True, with the given lastTransitionTime or none at all. */
-  const writeReady = async (api: CoreV1Api, name: string, lastTransitionTime: Date | undefined) => {
-    await api.patchNamespacedPodStatus(
-      {
-        namespace: t.namespace,
-        name,
-        body: {
-          status: {
-            phase: "Running",
-            conditions: [{ type: "Ready", status: "True", ...(lastTransitionTime && { lastTransitionTime }) }],
-          },
-        },
-      },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-  };
-
   for (const [what, lastTransitionTime] of [
-    ["without lastTransitionTime", () => undefined],
+    ["without lastTransitionTime", () => "no time" as const],
     ["with a lastTransitionTime 30 s older than when the controller saw it", () => new Date(Date.now() - 30_000)],
   ] as const) {
     it(`a Ready condition ${what}: no delete before --cni-agent-min-ready by our own observation`, async function () {
@@ -140,7 +122,11 @@ describe("CNI agent outage and the fail-safe gate", () => {
       await waitFor("2 held for the agent", async () => (await held("cni_agent_not_ready")) === 2);
 
       const seenAt = Date.now();
-      await writeReady(t.api, agentName("istio", wave.node), lastTransitionTime());
+      await setCniAgentReady(
+        t.api,
+        { namespace: t.namespace, name: agentName("istio", wave.node) },
+        lastTransitionTime(),
+      );
       await waitFor("both deleted", () => wave.deletes().length === 2, { timeoutMs: 20_000 });
       for (const d of wave.deletes()) expect(d.atMs - seenAt).to.be.at.least(MIN_READY_MS - 500);
     });

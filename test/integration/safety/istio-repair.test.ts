@@ -4,27 +4,22 @@
 // itself. Each change of the settings is picked up by the running controller. The audit log is the ground truth.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  AppsV1Api,
-  type CoreV1Api,
-  EventsV1Api,
-  RbacAuthorizationV1Api,
-  type V1ContainerStatus,
-} from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, EventsV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { ISTIO_REPAIR_GRACE_MS } from "../../../src/safety/mesh-repair-guard.js";
 import { controllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { createCniAgent } from "../../harness/cni-agents.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { inClusterIdentity } from "../../harness/in-cluster.js";
-import { writePodStatus } from "../../harness/pod-fixtures.js";
+import { validatorStatus, writePodStatus } from "../../harness/pod-fixtures.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
 import { controllerTest } from "../controller/start.js";
 
 const NODE = "istio-node";
 const MIN_READY_MS = 1_000;
+/** Istio's repair grace beyond min-ready, 10 s (a literal: a grace changed by mistake must fail here). */
+const ISTIO_REPAIR_GRACE_MS = 10_000;
 
 describe("beside Istio's repair (istio-cni-config)", function () {
   this.timeout(120_000);
@@ -34,6 +29,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
 
   beforeEach(() => {
     ({ api, namespace } = t);
+  });
+  // Istio's objects are read cluster-wide by name wherever the namespace is not pinned: none may outlive its test.
+  afterEach(async () => {
+    await removeIstioObjects(namespace);
   });
 
   const deleted = () =>
@@ -52,21 +51,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   };
 
   /** The validator's status as the kubelet writes it after a failed run: crash loop, this run's finish time. */
-  const validatorFailed = (finishedAt: Date, restartCount: number): V1ContainerStatus => ({
-    name: "istio-validation",
-    image: "registry.invalid/validator:1",
-    imageID: "",
-    ready: false,
-    restartCount,
-    state: { waiting: { reason: "CrashLoopBackOff", message: "back-off restarting failed container" } },
-    lastState: { terminated: { exitCode: 126, reason: "Error", startedAt: finishedAt, finishedAt } },
-  });
-  const failAt = async (name: string, finishedAt: Date, restartCount: number) =>
-    await writePodStatus(
-      api,
-      { namespace, name },
-      { phase: "Pending", initContainerStatuses: [validatorFailed(finishedAt, restartCount)] },
-    );
+  const failAt = async (name: string, finishedAt: Date, restarts: number) => {
+    const validator = validatorStatus("istio-validation", { kind: "crashloop", exitCode: 126, restarts, finishedAt });
+    await writePodStatus(api, { namespace, name }, { phase: "Pending", initContainerStatuses: [validator] });
+  };
 
   /** A pod broken before the agent turned Ready: Istio's repair gets its chance when the agent is up. */
   const brokenBeforeAgent = async (name: string, agentReadyAt: number) => {
@@ -84,7 +72,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
 
   const held = (reason: string) => t.metric("cni_repair_pods_held", { reason });
 
-  it("repairPods=true: holds a pod Istio can still fix, deletes it once the validator failed again late enough; a Never pod at once", async () => {
+  it("repairPods=true: holds a pod Istio can still fix, deletes it once a run started late enough failed; a Never pod at once", async () => {
     await writeConfigMap({ REPAIR_ENABLED: "true", REPAIR_REPAIR_PODS: "true" });
     const agentReadyAt = Date.now();
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
@@ -100,7 +88,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     await waitFor("the Never pod deleted", () => deleted().includes("one-shot"));
     await waitFor("the fixable pod held for Istio", async () => (await held("mesh_repair_pending")) === 1);
 
-    // A failure that finished before the agent had been Ready for min-ready + the grace does not count either.
+    // A run that started before the agent had been Ready for min-ready + the grace does not count either.
     const repairedBy = agentReadyAt + MIN_READY_MS + ISTIO_REPAIR_GRACE_MS;
     await failAt("fixable", new Date(agentReadyAt + MIN_READY_MS), 3);
     while (Date.now() <= repairedBy + 1_000) {
@@ -109,7 +97,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     }
     expect(await held("mesh_repair_pending")).to.equal(1);
 
-    // The validator fails again, now after the agent was Ready long enough: Istio's fix did not work.
+    // A validator run that started after the agent was Ready long enough fails: Istio's fix did not work.
     // The kubelet writes whole seconds.
     const again = new Date(Math.floor(Date.now() / 1000) * 1000);
     const startedWaiting = Date.now();
@@ -119,12 +107,11 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(1);
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "never_restarts" })).to.equal(1);
     expect(await held("mesh_repair_pending")).to.equal(0);
-    const notes = await waitFor("the fallback Event", async () => {
-      const events = await eventNotes(namespace, "fixable");
-      return events.some((note) => note.includes("Istio's fallback")) && events;
+    const { fallback } = await waitFor("the fallback Event", async () => {
+      const note = (await eventNotes(namespace, "fixable")).find((text) => text.includes("Istio's fallback"));
+      return note !== undefined && { fallback: note };
     });
-    const fallback = notes.find((note) => note.includes("Istio's fallback")) ?? "";
-    expect(fallback).to.include(`the validator failed again at ${again.toISOString()}`);
+    expect(fallback).to.include(`the validator's run 4, started at ${again.toISOString()}`);
     expect(fallback).to.include(
       `the CNI agent Ready since ${new Date(Math.floor(agentReadyAt / 1000) * 1000).toISOString()}`,
     );
@@ -159,15 +146,27 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     expect(await t.metric("cni_repair_mesh_fallback_deletions_total", { basis: "failed_again" })).to.equal(0);
   });
 
-  it("no ConfigMap: says Istio repair is not detected, and deletes as before", async () => {
+  it("Istio's agent running without a ConfigMap or REPAIR_* env: unknown, held as in place, warned", async () => {
     await createCniAgent(api, {
       namespace,
       mesh: "istio",
       nodeName: NODE,
       readySince: new Date(Date.now() - 3_600_000),
     });
-    await createPodInState(api, { namespace, name: "plain", nodeName: NODE });
+    await createPodInState(api, { namespace, name: "looping", nodeName: NODE });
+    await failAt("looping", new Date(Math.floor(Date.now() / 1000) * 1000), 1);
     await start();
+    await waitFor("held as if Istio repairs in place", async () => (await held("mesh_repair_pending")) === 1);
+    expect(await t.metric("cni_repair_istio_repair_mode", { mode: "unknown" })).to.equal(1);
+    expect(t.controller.output().split("Istio's repair settings are unknown").length - 1, "warned once").to.equal(1);
+    expect(t.controller.output()).to.include(`Istio's CNI agent runs in namespace ${namespace}`);
+    await sleep(1_000);
+    expect(deleted()).to.deep.equal([]);
+  });
+
+  it("no Istio agent and no settings anywhere (gate off): says Istio repair is not detected, and deletes as before", async () => {
+    await createPodInState(api, { namespace, name: "plain", nodeName: NODE });
+    await t.start(["--istio-repair=auto", "--cni-agent-gate=off", `--cni-agent-namespace=${namespace}`]);
     await waitFor("the delete", () => deleted().includes("plain"));
     expect(t.controller.logsWith("Istio repair not detected: the istio rule acts on its own")).to.have.length(1);
     expect(await t.metric("cni_repair_istio_repair_mode", { mode: "off" })).to.equal(1);
@@ -246,9 +245,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     await waitFor("held as if Istio repaired in place", async () => (await held("mesh_repair_pending")) === 1);
     expect(await t.metric("cni_repair_istio_repair_mode", { mode: "unknown" })).to.equal(1);
     expect(refused.output()).to.include("cannot read Istio's repair settings");
-    expect(
-      refused.logsWith("Istio's repair settings cannot be read: istio pods are held as if Istio repairs in place"),
-    ).to.have.length(1);
+    expect(refused.output().split("Istio's repair settings are unknown").length - 1, "warned once").to.equal(1);
     expect(await refused.stop()).to.equal(0);
 
     // The chart's Role: get, list, watch on the two objects by name only. The running read then sees the ConfigMap.
@@ -299,6 +296,18 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     identity.cleanup();
   });
 });
+
+/** Deletes the namespace's istio-cni-config, istio-cni-node DaemonSet and agent pods, at once. */
+async function removeIstioObjects(namespace: string): Promise<void> {
+  const kubeConfig = controlPlane().kubeConfig();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const gone = async (request: Promise<unknown>) => await request.catch(() => undefined);
+  await gone(core.deleteNamespacedConfigMap({ namespace, name: "istio-cni-config" }));
+  await gone(kubeConfig.makeApiClient(AppsV1Api).deleteNamespacedDaemonSet({ namespace, name: "istio-cni-node" }));
+  await gone(
+    core.deleteCollectionNamespacedPod({ namespace, labelSelector: "k8s-app=istio-cni-node", gracePeriodSeconds: 0 }),
+  );
+}
 
 /** The notes of the Events about one pod. */
 async function eventNotes(namespace: string, pod: string): Promise<string[]> {

@@ -41,9 +41,9 @@ describe("leader election across two controller processes", () => {
       const flags = await Promise.all(replicas.map((replica) => replica.metric("cni_repair_leader")));
       return replicas.filter((_, i) => flags[i] === 1);
     };
-    const [leader] = await waitFor("one leader", async () => {
-      const found = await leaders();
-      return found.length === 1 ? found : undefined;
+    const { leader } = await waitFor("one leader", async () => {
+      const [found, ...others] = await leaders();
+      return found !== undefined && others.length === 0 && { leader: found };
     });
     const follower = replicas.find((replica) => replica !== leader);
     if (!leader || !follower) throw new Error("expected a leader and a follower");

@@ -33,6 +33,8 @@ describe("cni-repair scan --repair: one guarded pass behind the CNI agent gate",
       `--kubeconfig=${controlPlane().kubeconfigPath}`,
       `--field-selector=metadata.namespace=${namespace}`,
       `--cni-agent-namespace=${namespace}`,
+      // The test's CNI agents are not Istio's: nothing repairs in place (see e2e-controller.ts).
+      "--istio-repair=ignore",
       ...args,
     ]);
     return { ...result, report: JSON.parse(result.stdout) as ScanReport };

@@ -60,13 +60,14 @@ describe("cli/compose", () => {
   it("run: one cache per watched thing, each listed by the manager (pods, CNI agents, Istio's settings; nodes with startup taints)", async () => {
     const ignore = "--istio-repair=ignore";
     for (const [args, expected] of [
+      [[], ["/api/v1/configmaps", "/api/v1/pods", "/api/v1/pods?k8s-app=istio-cni-node", "/apis/apps/v1/daemonsets"]],
       [
-        [],
+        ["--cni-agent-namespace=istio=kube-system"],
         [
-          "/api/v1/namespaces/istio-system/configmaps",
+          "/api/v1/namespaces/kube-system/configmaps",
+          "/api/v1/namespaces/kube-system/pods?k8s-app=istio-cni-node",
           "/api/v1/pods",
-          "/api/v1/pods?k8s-app=istio-cni-node",
-          "/apis/apps/v1/namespaces/istio-system/daemonsets",
+          "/apis/apps/v1/namespaces/kube-system/daemonsets",
         ],
       ],
       [[ignore], ["/api/v1/pods", "/api/v1/pods?k8s-app=istio-cni-node"]],

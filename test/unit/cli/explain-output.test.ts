@@ -28,7 +28,12 @@ const explanation: Explanation = {
   validator: {
     container: "istio-validation",
     state: "waiting",
-    lastState: { exitCode: 126, reason: "Error", finishedAt: "2026-12-03T17:59:50.000Z" },
+    lastState: {
+      exitCode: 126,
+      reason: "Error",
+      startedAt: "2026-12-03T17:59:45.000Z",
+      finishedAt: "2026-12-03T17:59:50.000Z",
+    },
     restartCount: 3,
   },
   istioRepair:

@@ -213,7 +213,12 @@ const cases: readonly Case[] = [
   { flag: "cni-agent-gate", text: "off", read: (c) => c.cniAgentGate, want: undefined },
   { flag: "cni-agent-min-ready", text: "0s", read: (c) => c.cniAgentGate?.minReadyMs, want: 0 },
   { flag: "cni-agent-selector", text: "app=cni,tier", read: (c) => c.cniAgentGate?.selector, want: "app=cni,tier" },
-  { flag: "cni-agent-namespace", text: "istio-system", read: (c) => c.cniAgentGate?.namespace, want: "istio-system" },
+  {
+    flag: "cni-agent-namespace",
+    text: "istio-system",
+    read: (c) => c.cniAgentGate?.namespaces,
+    want: { all: "istio-system", byRule: {} },
+  },
   { flag: "istio-repair", text: "ignore", read: (c) => c.istioRepair, want: undefined },
   { flag: "loop-backoff", text: "10s", read: (c) => c.loopBackoff.baseMs, want: 10_000 },
   { flag: "loop-backoff-max", text: "1h", read: (c) => c.loopBackoff.maxMs, want: 3_600_000 },
@@ -293,8 +298,8 @@ describe("config/parseConfig values", () => {
         inflightPerNode: 10,
         inflightPerNamespace: 20,
       },
-      cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespace: undefined },
-      istioRepair: { namespace: "istio-system" },
+      cniAgentGate: { minReadyMs: 10_000, selector: undefined, namespaces: { all: undefined, byRule: {} } },
+      istioRepair: { namespace: undefined },
       startupTaint: undefined,
       loopBackoff: { baseMs: 60_000, maxMs: 1_800_000 },
       storm: { maxBrokenFraction: 0.5, minBroken: 5, windowMs: 120_000 },
@@ -310,9 +315,21 @@ describe("config/parseConfig values", () => {
     });
   });
 
-  it("reads Istio's repair settings in the CNI agent's namespace, only for the istio rule", () => {
+  it("reads Istio's repair settings where its agent runs (any namespace) or in the istio rule's pinned one, only for the istio rule", () => {
+    expect(parseConfig(["run"], {}).config.istioRepair).to.deep.equal({ namespace: undefined });
     expect(parseConfig(["run", "--cni-agent-namespace=kube-system"], {}).config.istioRepair).to.deep.equal({
       namespace: "kube-system",
+    });
+    const perRule = parseConfig(["run", "--preset=istio,linkerd", "--cni-agent-namespace=linkerd=linkerd-cni"], {});
+    expect(perRule.config.istioRepair).to.deep.equal({ namespace: undefined });
+    const both = parseConfig(
+      ["run", "--preset=istio,linkerd", "--cni-agent-namespace=istio=kube-system,linkerd=linkerd-cni"],
+      {},
+    );
+    expect(both.config.istioRepair).to.deep.equal({ namespace: "kube-system" });
+    expect(both.config.cniAgentGate?.namespaces).to.deep.equal({
+      all: undefined,
+      byRule: { istio: "kube-system", linkerd: "linkerd-cni" },
     });
     expect(parseConfig(["run", "--preset=linkerd"], {}).config.istioRepair).to.equal(undefined);
     expect(parseConfig(["run"], { CNI_REPAIR_ISTIO_REPAIR: "ignore" }).config.istioRepair).to.equal(undefined);

@@ -43,6 +43,7 @@ function setup(options: { workers: number; leading: boolean; reconcile: (key: st
       Object.entries(labels).every(([key, wanted]) => v.labels[key] === wanted),
     )?.value;
   return {
+    controller,
     queue,
     leadership,
     reconciled,
@@ -68,6 +69,26 @@ describe("controller/controller", () => {
     await settle();
     expect(t.reconciled).to.deep.equal(["node-a"]);
     expect(t.terms()).to.equal(1);
+    await t.stop();
+  });
+
+  it("is idle with no key ready and none in work; a key waiting out a delay does not count (scan's pass)", async () => {
+    let finish = () => {};
+    const t = setup({
+      workers: 1,
+      leading: true,
+      reconcile: () => new Promise<ReconcileResult>((resolve) => (finish = () => resolve({ kind: "done" }))),
+    });
+    await settle();
+    expect(t.controller.idle()).to.equal(true);
+    t.controller.enqueue({ key: "later", afterMs: 60_000 });
+    expect(t.controller.idle(), "a delayed key").to.equal(true);
+    t.controller.enqueue({ key: "now" });
+    await settle();
+    expect(t.controller.idle(), "a key in work").to.equal(false);
+    finish();
+    await settle();
+    expect(t.controller.idle()).to.equal(true);
     await t.stop();
   });
 

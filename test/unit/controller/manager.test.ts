@@ -1,9 +1,10 @@
 // The manager's start and stop order (controller/manager.ts): workers and ticks only once every cache holds its
 // first list; on stop, workers first, then the outbox, then the Lease, then the watches; a budget bounds the wait.
 import { expect } from "chai";
-import { Manager, type Outbox, type Runnable } from "../../../src/controller/manager.js";
+import { Manager, type Outbox, type Runnable, type StopReport } from "../../../src/controller/manager.js";
 import type { RunningCache } from "../../../src/informer/reflector.js";
 import { silentLogger } from "../../support/loggers.js";
+import { FakeClock } from "../fake-clock.js";
 
 /** A cache whose first list completes when the test says; runs until aborted, and notes when it stops. */
 class HandCache implements RunningCache {
@@ -196,18 +197,26 @@ describe("controller/manager", () => {
     const cache = new HandCache("watch", log);
     cache.sync();
     const events = outbox(log, Number.POSITIVE_INFINITY);
+    const clock = new FakeClock();
     const manager = new Manager({
       reflectors: [cache],
       workers: [runnable("worker", log, Number.POSITIVE_INFINITY)],
       ticks: [],
       outbox: events,
       logger: silentLogger(),
+      clock,
     });
     manager.start();
     await tick();
-    const started = performance.now();
-    const report = await manager.stop(50);
-    expect(performance.now() - started).to.be.below(1_000);
+    let report: StopReport | undefined;
+    const stopping = manager.stop(50).then((done) => {
+      report = done;
+    });
+    await clock.advanceAsync(49);
+    expect(report, "1 ms before the budget: still waiting").to.equal(undefined);
+    expect(events.stoppedRetrying).to.equal(false);
+    await clock.advanceAsync(1);
+    await stopping;
     expect(report).to.deep.equal({ workersStopped: false, outboxDrained: false });
     expect(events.stoppedRetrying).to.equal(true);
     expect(log).to.include("watch stopped");

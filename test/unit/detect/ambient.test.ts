@@ -90,7 +90,13 @@ describe("detect: istio-ambient", () => {
         {
           name: "istio-validation",
           state: "waiting",
-          lastTermination: { exitCode: 126, reason: "Error", message: undefined, finishedAtMs: undefined },
+          lastTermination: {
+            exitCode: 126,
+            reason: "Error",
+            message: undefined,
+            startedAtMs: undefined,
+            finishedAtMs: undefined,
+          },
           restartCount: 1,
         },
       ],

@@ -55,6 +55,7 @@ const termination: fc.Arbitrary<Termination> = fc.record(
     exitCode,
     reason: fc.constantFrom(undefined, "Error", "Completed"),
     message,
+    startedAtMs: opt(fc.integer({ min: 0, max: 2_000_000_000_000 })),
     finishedAtMs: opt(fc.integer({ min: 0, max: 2_000_000_000_000 })),
   },
   plain,
@@ -207,7 +208,7 @@ const rawTerminationOf = (t: Termination) => ({
   exitCode: t.exitCode,
   reason: t.reason,
   message: t.message,
-  startedAt: "2025-03-04T10:16:40Z",
+  ...(t.startedAtMs !== undefined && { startedAt: new Date(t.startedAtMs).toISOString() }),
   ...(t.finishedAtMs !== undefined && { finishedAt: new Date(t.finishedAtMs).toISOString() }),
 });
 

@@ -82,7 +82,11 @@ function presetCases(
     {
       name: "exit 0 even with reason not Completed",
       facts: marked([
-        init(c, { exitCode: 0, reason: undefined, message: undefined, finishedAtMs: undefined }, exited(code)),
+        init(
+          c,
+          { exitCode: 0, reason: undefined, message: undefined, startedAtMs: undefined, finishedAtMs: undefined },
+          exited(code),
+        ),
       ]),
       expected: NOT_BROKEN,
     },

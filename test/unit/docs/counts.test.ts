@@ -1,5 +1,5 @@
 // Counts the documentation states ("ten alerts", "three admission policies") are the repository's: the alerts of
-// manifests/monitoring/alerts.yaml and the ValidatingAdmissionPolicies of the chart. The runbooks' table of alerts
+// charts/cni-repair/files/alerts.yaml and the ValidatingAdmissionPolicies of the chart. The runbooks' table of alerts
 // lists each shipped alert once.
 import { readdirSync, readFileSync } from "node:fs";
 import { expect } from "chai";

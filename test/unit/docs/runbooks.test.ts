@@ -1,4 +1,4 @@
-// docs/runbooks.md has a section for every alert shipped in manifests/monitoring/alerts.yaml, and no other; every
+// docs/runbooks.md has a section for every alert shipped in charts/cni-repair/files/alerts.yaml, and no other; every
 // alert's runbook_url points at its own section, under the page the chart uses by default.
 import { readFileSync } from "node:fs";
 import { loadYaml } from "@kubernetes/client-node";

@@ -1,6 +1,7 @@
 // LeaderElector against an in-memory Lease on fake time: acquire, expiry by observation, renew, step-down, release.
 import { expect } from "chai";
 import { microTime } from "../../../src/election/lease-record.js";
+import type { Clock } from "../../../src/util/clock.js";
 import { ElectionFixture, START } from "./election-fixture.js";
 
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -148,6 +149,29 @@ describe("LeaderElector", () => {
       await f.clock.advanceAsync(1);
       expect(me.elector.isLeader).to.equal(false);
       expect(me.changes).to.deep.equal([true, false]);
+    });
+
+    it("is no leader once its last renewal is a renew deadline old, though the step-down timer has not run (a frozen process resumed)", async () => {
+      // Monotonic time moves on while no timer runs: what a process stopped by SIGSTOP finds when it resumes.
+      let frozenMs = 0;
+      const clock: Clock = {
+        now: () => f.clock.now() + frozenMs,
+        monotonic: () => f.clock.monotonic() + frozenMs,
+        setTimeout: (callback, delayMs) => f.clock.setTimeout(callback, delayMs),
+        clearTimeout: (handle) => f.clock.clearTimeout(handle),
+      };
+      const me = await f.start("me", { clock });
+      frozenMs = 9_999;
+      expect(me.elector.isLeader).to.equal(true);
+      frozenMs = 10_000;
+      expect(me.elector.isLeader).to.equal(false);
+      expect(me.changes, "the step-down timer has not run").to.deep.equal([true]);
+      let waited: boolean | undefined;
+      void me.elector.waitForLeadership(new AbortController().signal).then((leading) => {
+        waited = leading;
+      });
+      await Promise.resolve();
+      expect(waited, "a worker waits for the next term").to.equal(undefined);
     });
 
     it("steps down at once when it finds another holder in the lease", async () => {

@@ -7,9 +7,10 @@ import { parseConfig } from "../../../src/config/config.js";
 import type { DetectContext } from "../../../src/detect/detect.js";
 import { PodCache, type PodEvent } from "../../../src/informer/pod-cache.js";
 import { reflectorSettings } from "../../../src/informer/reflector-settings.js";
+import type { Logger } from "../../../src/observe/logger.js";
 import { createMetrics } from "../../../src/observe/metrics.js";
 import { Publisher } from "../../../src/util/publisher.js";
-import { silentLogger } from "../../support/loggers.js";
+import { collectingLogger, silentLogger } from "../../support/loggers.js";
 import { scriptedTransport } from "../../support/scripted-transport.js";
 import { istioPodJson } from "../detect/raw-pod-fixture.js";
 
@@ -19,7 +20,7 @@ const pod = (namespace: string, name: string) => {
 };
 const CONTEXT: DetectContext = { nowMs: 0, namespaceLabel: () => undefined };
 
-function start(args: string[], items: unknown[]) {
+function start(args: string[], items: unknown[], options: { safetyThrows?: boolean; log?: Logger } = {}) {
   const { config } = parseConfig(["run", "--watch-list=false", ...args], {});
   const { transport } = scriptedTransport({
     request: () => ({ body: { items, metadata: { resourceVersion: "10" } } }),
@@ -31,7 +32,7 @@ function start(args: string[], items: unknown[]) {
     config,
     settings: reflectorSettings(config, transport),
     metrics,
-    log: silentLogger(),
+    log: options.log ?? silentLogger(),
     context: () => CONTEXT,
     enrolment: {
       observe: (facts) => calls.push(`enrolment ${facts.name}`),
@@ -41,6 +42,7 @@ function start(args: string[], items: unknown[]) {
     safety: (event) => {
       calls.push(`safety ${event.change.key} ${event.verdict?.broken}`);
       seen.push(event);
+      if (options.safetyThrows) throw new Error("safety bug");
     },
   });
   const seen: PodEvent[] = [];
@@ -91,5 +93,21 @@ describe("informer/PodCache", () => {
     calls.length = 0;
     namespaces.publish({ key: "shop", previous: undefined, current: undefined });
     expect(calls).to.deep.equal(["enrolment a"]);
+  });
+
+  it("a throw in the safety bookkeeping or in a subscriber: the subscribers still hear the change; counted and logged once with the pod's key", async () => {
+    const { logger, lines } = collectingLogger({ level: "error" });
+    const { cache, calls, metrics } = start([], [pod("shop", "a")], { safetyThrows: true, log: logger });
+    cache.subscribe(() => {
+      throw new Error("trigger bug");
+    });
+    cache.subscribe(({ change }) => calls.push(`subscriber ${change.key}`));
+    await listOnce(cache);
+    expect(calls).to.deep.equal(["enrolment a", "safety shop/a true", "subscriber shop/a"]);
+    expect((await metrics.listenerFailures.get()).values).to.deep.equal([{ value: 1, labels: { resource: "pods" } }]);
+    const logged = lines.map((line) => JSON.parse(line) as { msg: string; key?: string; error?: string });
+    expect(logged.map((line) => [line.msg, line.key])).to.deep.equal([["listener failed", "shop/a"]]);
+    expect(logged[0]?.error).to.include("2 listeners failed").and.include("safety bug").and.include("trigger bug");
+    expect((await metrics.watchRestarts.get()).values.filter((v) => v.value > 0)).to.deep.equal([]);
   });
 });

@@ -75,6 +75,11 @@ function expectStoreEqualsModel(store: PodStore, model: Map<string, PodFacts>): 
   const values = [...store.values()];
   expect(values).to.have.length(model.size);
   expect(new Set(values)).to.deep.equal(new Set(model.values()));
+  // The namespace index names exactly the pods of each namespace (and an emptied namespace none).
+  for (const namespace of ["ns1", "ns2", "ns3"]) {
+    const expected = [...model.values()].filter((facts) => facts.namespace === namespace);
+    expect(new Set(store.inNamespace(namespace)), namespace).to.deep.equal(new Set(expected));
+  }
 }
 
 function checkReplaceAll(store: PodStore, model: Map<string, PodFacts>, list: PodFacts[]): Map<string, PodFacts> {

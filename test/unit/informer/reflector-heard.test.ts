@@ -49,7 +49,12 @@ async function runFor(answer: WatchAnswer, ms: number, done: (dials: number, res
     watchTimeoutMs: 60_000,
     stallTimeoutMs: 50,
     backoff: { baseMs: 5, maxMs: 10, jitter: 0 },
-    observer: { listed: () => {}, watchEvent: () => {}, watchRestart: (r) => restarts.push(r) },
+    observer: {
+      listed: () => {},
+      watchEvent: () => {},
+      watchRestart: (r) => restarts.push(r),
+      listenerFailed: () => {},
+    },
   });
   const stop = new AbortController();
   const running = reflector.run(stop.signal);

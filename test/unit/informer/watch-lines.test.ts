@@ -4,24 +4,12 @@ import { Readable } from "node:stream";
 import { expect } from "chai";
 import fc from "fast-check";
 import { readWatchEvents, type WatchEvent } from "../../../src/informer/watch-lines.js";
+import { splitAt } from "../../support/split-bytes.js";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** A body that delivers exactly these chunks (empty ones included), then ends. */
 const chunksOf = (chunks: readonly Uint8Array[]): Readable => Readable.from(chunks);
-
-/** Splits bytes at the given offsets (any order, duplicates give empty chunks). */
-function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const sorted = [...cuts].map((c) => Math.min(Math.max(c, 0), bytes.length)).sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let start = 0;
-  for (const cut of sorted) {
-    out.push(bytes.slice(start, cut));
-    start = cut;
-  }
-  out.push(bytes.slice(start));
-  return out;
-}
 
 async function collect(chunks: readonly Uint8Array[]): Promise<{ events: WatchEvent[]; chunkCalls: number }> {
   let chunkCalls = 0;

@@ -5,7 +5,7 @@ import { dirname, resolve } from "node:path";
 import { loadYaml } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { repositoryFile } from "../../harness/binaries.js";
-import { monitoringDir, readAlertRules } from "../../harness/monitoring-files.js";
+import { monitoringSource, readAlertRules } from "../../harness/monitoring-files.js";
 
 type AlertCase = { alertname: string; eval_time: string; exp_alerts?: { exp_labels?: Record<string, string> }[] };
 type PromtoolTests = { rule_files: string[]; tests: { name: string; alert_rule_test?: AlertCase[] }[] };
@@ -20,7 +20,7 @@ const severitiesExpected = (check: AlertCase) => (check.exp_alerts ?? []).map((a
 describe("the promtool tests of the alerts", () => {
   it("test the shipped rules file", () => {
     expect(promtoolTests.rule_files.map((file) => resolve(dirname(testsFile), file))).to.deep.equal([
-      resolve(monitoringDir(), "alerts.yaml"),
+      monitoringSource("alerts.yaml"),
     ]);
   });
 

@@ -1,5 +1,5 @@
 // The shipped monitoring files agree with each other: one copy of the rules, one dashboard, the variables used.
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadYaml, type V1ConfigMap } from "@kubernetes/client-node";
 import { expect } from "chai";
@@ -12,8 +12,10 @@ import {
   dashboardQueries,
   dashboardShows,
   exposedFamilies,
+  MONITORING_SOURCES,
   metricSelectors,
   monitoringDir,
+  monitoringSource,
   readDashboard,
   unaccountedMetrics,
   unpanelledMetrics,
@@ -23,6 +25,16 @@ const dir = monitoringDir();
 const read = (name: string) => readFileSync(join(dir, name), "utf8");
 
 describe("monitoring files", () => {
+  it("the chart's files are real files, and manifests/monitoring's copies are byte for byte the same (make manifests)", () => {
+    for (const name of MONITORING_SOURCES) {
+      const source = monitoringSource(name);
+      // A link out of the chart would leave a packaged or vendored chart with an empty PrometheusRule or dashboard.
+      expect(lstatSync(source).isFile(), `${source} is a regular file`).to.equal(true);
+      expect(readFileSync(source, "utf8").length, source).to.be.greaterThan(1000);
+      expect(read(name), `manifests/monitoring/${name}: run make manifests`).to.equal(readFileSync(source, "utf8"));
+    }
+  });
+
   it("prometheus-rule.yaml wraps alerts.yaml: the PrometheusRule's spec is the rules file's content", () => {
     const rule = loadYaml<{ kind: string; spec: unknown }>(read("prometheus-rule.yaml"));
     expect(rule.kind).to.equal("PrometheusRule");
@@ -91,7 +103,7 @@ describe("monitoring files", () => {
   it("the unpanelled check names what to do, and fails for a metric that is nowhere", () => {
     const [message] = unaccountedMetrics(["workqueue_adds_total"], readDashboard(), []);
     expect(message).to.include("workqueue_adds_total");
-    expect(message).to.include("manifests/monitoring/dashboard.json");
+    expect(message).to.include("charts/cni-repair/files/dashboard.json");
     expect(message).to.include('"Deliberately unpanelled"');
     expect(unaccountedMetrics(["cni_repair_repair_latency_seconds"], readDashboard(), [])).to.deep.equal([]);
   });

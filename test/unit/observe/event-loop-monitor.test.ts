@@ -1,68 +1,70 @@
-// EventLoopMonitor: reports lag when the loop is blocked and recovers afterwards.
+// EventLoopMonitor: reports lag when the loop is blocked and recovers afterwards. A blocked loop is the fake clock's
+// block(): time passes and no timer fires until the next advance, late.
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { startEventLoopMonitor } from "../../../src/observe/event-loop-monitor.js";
-
-/** Waits, up to a generous deadline, for the monitor to see a live loop again (timers fire late on a busy machine). */
-async function aliveWithin(monitor: { isAlive(ms: number): boolean }, maxAgeMs: number): Promise<boolean> {
-  const deadline = Date.now() + 5_000;
-  while (!monitor.isAlive(maxAgeMs) && Date.now() < deadline) await sleep(10);
-  return monitor.isAlive(maxAgeMs);
-}
-
-function blockFor(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // Busy-wait: nothing else may run.
-  }
-}
+import { FakeClock } from "../fake-clock.js";
 
 describe("observe/event-loop-monitor", () => {
-  it("is alive on an idle loop", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+  it("is alive on an idle loop: each heartbeat on time, no lag", () => {
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
     try {
-      await sleep(50);
-      expect(await aliveWithin(monitor, 200)).to.equal(true);
+      clock.advance(50);
+      expect(monitor.lagMs()).to.equal(0);
+      expect(monitor.isAlive(0)).to.equal(true);
+      expect(monitor.takeLagStatistics().count).to.equal(5);
     } finally {
       monitor.stop();
     }
   });
 
-  it("sees a blocked loop, then recovers", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+  it("sees a blocked loop, then recovers", () => {
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
     try {
-      blockFor(150);
-      // Overdue heartbeat is visible even before the late timer has fired.
-      expect(monitor.lagMs()).to.be.at.least(100);
-      expect(monitor.isAlive(50)).to.equal(false);
-      expect(await aliveWithin(monitor, 50)).to.equal(true);
+      clock.block(150);
+      // The overdue heartbeat is visible before the late timer has fired: due at 10, it is 150.
+      expect(monitor.lagMs()).to.equal(140);
+      expect(monitor.isAlive(139)).to.equal(false);
+      expect(monitor.isAlive(140)).to.equal(true);
+      clock.advance(0); // the late heartbeat fires: it measured 140 ms, the next is due 10 ms on
+      expect(monitor.lagMs()).to.equal(140);
+      clock.advance(10); // on time again
+      expect(monitor.lagMs()).to.equal(0);
+      expect(monitor.isAlive(0)).to.equal(true);
     } finally {
       monitor.stop();
     }
   });
 
-  it("keeps the last measurement after stop()", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
-    await sleep(30);
+  it("keeps the last measurement after stop(), and leaves no timer", () => {
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
+    clock.block(25);
+    clock.advance(0);
     monitor.stop();
-    const lag = monitor.lagMs();
-    await sleep(30);
-    expect(monitor.lagMs()).to.equal(lag);
+    expect(clock.pendingTimers).to.equal(0);
+    clock.block(1_000);
+    expect(monitor.lagMs()).to.equal(15);
   });
 
-  it("hands each heartbeat's delay to one reader, then starts afresh", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+  it("hands each heartbeat's delay to one reader, then starts afresh", () => {
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
     try {
-      blockFor(120);
-      await sleep(40);
+      clock.block(120); // the first heartbeat, due at 10, fires at 120
+      clock.advance(40); // then four on time (130 to 160)
       const taken = monitor.takeLagStatistics();
-      expect(taken.count).to.be.at.least(1);
-      expect(taken.max).to.be.at.least(0.1);
+      expect(taken.count).to.equal(5);
+      expect(taken.max).to.be.closeTo(0.11, 1e-3);
       expect(taken.min).to.be.at.most(taken.p50);
       expect(taken.p50).to.be.at.most(taken.max);
+      clock.advance(20);
       const next = monitor.takeLagStatistics();
-      expect(next.max, "the blocked beat was taken already").to.be.below(0.1);
+      expect(next.count).to.equal(2);
+      expect(next.max, "the blocked beat was taken already").to.be.below(1e-6);
     } finally {
       monitor.stop();
     }
@@ -81,5 +83,16 @@ describe("observe/event-loop-monitor", () => {
       p90: 0,
       p99: 0,
     });
+  });
+
+  it("on the system clock (the default), its heartbeat runs and the loop is alive", async () => {
+    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+    try {
+      // Generous: timers fire late on a busy machine; this is about the default clock being wired, not timing.
+      for (let waited = 0; monitor.takeLagStatistics().count === 0 && waited < 5_000; waited += 20) await sleep(20);
+      expect(monitor.isAlive(5_000)).to.equal(true);
+    } finally {
+      monitor.stop();
+    }
   });
 });

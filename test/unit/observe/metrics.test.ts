@@ -1,10 +1,10 @@
 // createMetrics: every known series exists at zero on a fresh registry, and registries stay independent.
 
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Registry } from "prom-client";
 import { startEventLoopMonitor } from "../../../src/observe/event-loop-monitor.js";
-import { createMetrics, DURATION_BUCKETS } from "../../../src/observe/metrics.js";
+import { createMetrics, REPAIR_LATENCY_BUCKETS } from "../../../src/observe/metrics.js";
+import { FakeClock } from "../fake-clock.js";
 
 describe("observe/metrics", () => {
   it("initialises every known label combination to zero", async () => {
@@ -43,16 +43,19 @@ describe("observe/metrics", () => {
     expect(text).to.include("process_cpu_user_seconds_total");
   });
 
-  it("uses about ten buckets from 5 ms to 30 s", async () => {
+  it("times repairs from 10 ms to 30 min: holds (agent min-ready, Istio's crash-loop back-off) make them minutes", async () => {
     const registry = new Registry();
-    createMetrics(registry, { ruleNames: [], version: "dev" });
-    expect(DURATION_BUCKETS[0]).to.equal(0.005);
-    expect(DURATION_BUCKETS.at(-1)).to.equal(30);
-    expect(DURATION_BUCKETS.length).to.be.within(8, 12);
+    const metrics = createMetrics(registry, { ruleNames: [], version: "dev" });
+    expect(REPAIR_LATENCY_BUCKETS[0]).to.equal(0.01);
+    expect(REPAIR_LATENCY_BUCKETS.at(-1)).to.equal(1800);
+    // Istio's crash-loop back-off caps at 5 min: a repair after one such wait, or two, lands in a bucket of its own.
+    expect(REPAIR_LATENCY_BUCKETS).to.include.members([300, 600]);
+    metrics.repairLatencySeconds.observe(7 * 60);
     const text = await registry.metrics();
-    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="30"} 0\n');
-    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="0.005"} 0\n');
-    expect(text).not.to.include('cni_repair_repair_latency_seconds_bucket{le="40"}');
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="300"} 0\n');
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="600"} 1\n');
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="1800"} 1\n');
+    expect(text).to.include('cni_repair_repair_latency_seconds_bucket{le="0.01"} 0\n');
   });
 
   it("records into the registry it was given, and two registries do not clash", async () => {
@@ -107,20 +110,18 @@ describe("observe/metrics", () => {
   });
 
   it("takes the event-loop lag series from the heartbeat it is given, and none from a sampler of its own", async () => {
-    const monitor = startEventLoopMonitor({ intervalMs: 10 });
+    const clock = new FakeClock();
+    const monitor = startEventLoopMonitor({ intervalMs: 10, clock });
     try {
       const registry = new Registry();
       createMetrics(registry, { ruleNames: ["istio"], version: "1", eventLoop: monitor });
-      const until = Date.now() + 120;
-      while (Date.now() < until) {
-        // Busy-wait: the next heartbeat comes 120 ms late.
-      }
-      await sleep(40);
+      clock.block(130); // the heartbeat due at 10 comes 120 ms late
+      clock.advance(40);
       const value = async (name: string) =>
         Number(new RegExp(`^${name} (\\S+)$`, "m").exec(await registry.metrics())?.[1]);
-      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.at.least(0.1);
-      // The scrape took the heartbeats: the next one sees only those since.
-      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.below(0.1);
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.be.closeTo(0.12, 1e-3);
+      // The scrape took the heartbeats: the next one sees only those since (none: 0).
+      expect(await value("nodejs_eventloop_lag_max_seconds")).to.equal(0);
       const without = new Registry();
       createMetrics(without, { ruleNames: ["istio"], version: "1" });
       expect(await without.metrics()).to.not.include("nodejs_eventloop_lag");

@@ -1,6 +1,6 @@
 // applyEdit and taintPatch: only the configured keys change; the patch tests the list as it was read.
 import { expect } from "chai";
-import { type NodeFacts, startupKeysOn, toNodeFacts } from "../../../src/prevent/node-facts.js";
+import { type NodeFacts, startupKeysOn, toNodeFacts } from "../../../src/informer/node-facts.js";
 import { applyEdit } from "../../../src/prevent/taint-edit.js";
 import { taintPatch } from "../../../src/prevent/taint-patcher.js";
 
@@ -30,17 +30,25 @@ describe("applyEdit", () => {
 });
 
 describe("taintPatch", () => {
-  it("tests the list as read, then sets the new one", () => {
-    expect(taintPatch([OTHER, ISTIO], [OTHER])).to.deep.equal([
+  it("tests the version judged and the list as read, then sets the new one", () => {
+    expect(taintPatch({ resourceVersion: "42", taints: [OTHER, ISTIO] }, [OTHER])).to.deep.equal([
+      { op: "test", path: "/metadata/resourceVersion", value: "42" },
       { op: "test", path: "/spec/taints", value: [OTHER, ISTIO] },
       { op: "add", path: "/spec/taints", value: [OTHER] },
     ]);
   });
   it("tests for no list (null) when the node had none", () => {
-    expect(taintPatch(undefined, [ISTIO])[0]).to.deep.equal({ op: "test", path: "/spec/taints", value: null });
+    expect(taintPatch({ resourceVersion: "42", taints: undefined }, [ISTIO])[1]).to.deep.equal({
+      op: "test",
+      path: "/spec/taints",
+      value: null,
+    });
   });
   it("removes the field when no taint is left", () => {
-    expect(taintPatch([ISTIO], [])[1]).to.deep.equal({ op: "remove", path: "/spec/taints" });
+    expect(taintPatch({ resourceVersion: "42", taints: [ISTIO] }, [])[2]).to.deep.equal({
+      op: "remove",
+      path: "/spec/taints",
+    });
   });
 });
 

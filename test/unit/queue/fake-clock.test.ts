@@ -94,6 +94,18 @@ describe("FakeClock", () => {
     clock.advance(1);
   });
 
+  it("block moves time without firing; the overdue timers fire late on the next advance", () => {
+    const clock = new FakeClock();
+    const fired: number[] = [];
+    clock.setTimeout(() => fired.push(clock.monotonic()), 10);
+    clock.block(150);
+    expect(fired).to.deep.equal([]);
+    expect(clock.monotonic()).to.equal(150);
+    clock.advance(0);
+    expect(fired).to.deep.equal([150]);
+    expect(() => clock.block(-1)).to.throw(RangeError);
+  });
+
   it("advanceAsync runs promise continuations between timers", async () => {
     const clock = new FakeClock();
     const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));

@@ -16,6 +16,15 @@ function setup(options: Partial<WorkQueueOptions> = {}) {
 /** Lets promise continuations (get() resolutions) run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Calls drained() and records whether it has resolved, without blocking the test. */
+function watchDrained(queue: WorkQueue) {
+  const state = { resolved: false };
+  void queue.drained().then(() => {
+    state.resolved = true;
+  });
+  return state;
+}
+
 /** Starts a get() and records its outcome without blocking the test. */
 function pendingGet(queue: WorkQueue, signal?: AbortSignal) {
   const state: { settled: boolean; key: string | undefined } = { settled: false, key: undefined };
@@ -334,22 +343,22 @@ describe("WorkQueue", () => {
       await queue.get();
       await queue.get();
       queue.shutDown();
-      let drained = false;
-      void queue.drained().then(() => {
-        drained = true;
-      });
+      const drained = watchDrained(queue);
       queue.done("a");
       await settle();
-      expect(drained).to.equal(false);
+      expect(drained.resolved).to.equal(false);
       queue.done("b");
       await settle();
-      expect(drained).to.equal(true);
+      expect(drained.resolved).to.equal(true);
     });
 
-    it("drained() resolves at once when nothing is processing", async () => {
+    it("drained() resolves at once when nothing is processing; a queued key is not waited for", async () => {
       const { queue } = setup();
       queue.add("a");
-      await queue.drained();
+      const drained = watchDrained(queue);
+      await settle();
+      expect(drained.resolved).to.equal(true);
+      expect(queue.depth, "still queued").to.equal(1);
     });
 
     it("leaves no real timer behind after shutDown", () => {

@@ -7,11 +7,16 @@ import { createMetrics } from "../../../src/observe/metrics.js";
 import { HOLD_REASONS, type HoldReason } from "../../../src/safety/hold-reasons.js";
 import { Holds } from "../../../src/safety/holds.js";
 import { namedPod as pod } from "../../support/pod-builders.js";
+import { FakeClock } from "../fake-clock.js";
 
 function setup() {
   const registry = new Registry();
   const metrics = createMetrics(registry, { ruleNames: ["istio"], version: "test" });
-  const holds = new Holds(metrics.podsHeld, metrics.holdsTotal);
+  const clock = new FakeClock(5_000);
+  const holds = new Holds(metrics.podsHeld, metrics.holdsTotal, {
+    longest: metrics.podsHeldLongestSeconds,
+    monotonicMs: () => clock.monotonic(),
+  });
   /** The value of each metric's series for the reason. */
   const read = async (reason: HoldReason) => {
     const value = async (name: string) => {
@@ -20,7 +25,12 @@ function setup() {
     };
     return { held: await value("cni_repair_pods_held"), total: await value("cni_repair_holds_total") };
   };
-  return { holds, read };
+  /** cni_repair_pods_held_longest_seconds for the reason, as a scrape reads it. */
+  const longest = async (reason: HoldReason) => {
+    const metric = await registry.getSingleMetric("cni_repair_pods_held_longest_seconds")?.get();
+    return metric?.values.find((v) => v.labels.reason === reason)?.value;
+  };
+  return { holds, read, longest, clock };
 }
 
 const keyOf = (facts: PodFacts) => `${facts.namespace}/${facts.name}`;
@@ -132,5 +142,27 @@ describe("safety/holds", () => {
     expect(holds.keys(["storm"], { node: "node-a" })).to.deep.equal(["shop/a"]);
     holds.release(keyOf(a));
     expect(holds.keys(["storm"])).to.deep.equal([]);
+  });
+
+  it("reports at scrape time how long the longest-held pod has been held for each reason", async () => {
+    const { holds, longest, clock } = setup();
+    for (const reason of HOLD_REASONS) expect(await longest(reason), reason).to.equal(0);
+    const a = pod("a");
+    const b = pod("b");
+    holds.hold(keyOf(a), a, "mesh_repair_active");
+    clock.advance(60_000);
+    holds.hold(keyOf(b), b, "mesh_repair_active");
+    clock.advance(30_000);
+    // Held again for the same reason: still the first hold's age.
+    holds.hold(keyOf(a), a, "mesh_repair_active");
+    expect(await longest("mesh_repair_active")).to.equal(90);
+    expect(await longest("mesh_repair_pending")).to.equal(0);
+    // A new reason starts its own age; the oldest left of the old reason is b.
+    holds.hold(keyOf(a), a, "mesh_repair_pending");
+    clock.advance(10_000);
+    expect(await longest("mesh_repair_pending")).to.equal(10);
+    expect(await longest("mesh_repair_active")).to.equal(40);
+    holds.release(keyOf(b));
+    expect(await longest("mesh_repair_active")).to.equal(0);
   });
 });

@@ -1,16 +1,18 @@
 // The one decision beside Istio's repair: hold while Istio can still fix a pod in place, delete as its fallback only
-// on evidence (a repeated failure late enough after the agent was Ready, or a pod that never re-runs its validator),
+// on evidence (a failure of a run that started after Istio had its chance, or a pod that never re-runs its validator),
 // leave pods to an Istio that deletes or labels them itself. Fail-safe on missing or future times.
 import { expect } from "chai";
 import type { ContainerState, PodFacts, Termination } from "../../../src/detect/facts.js";
 import type { IstioRepairSettings, IstioRepairState } from "../../../src/detect/istio-repair-settings.js";
-import { ISTIO_REPAIR_GRACE_MS, meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
+import { meshRepairCheck } from "../../../src/safety/mesh-repair-guard.js";
 import { exited, init, podFacts } from "../../support/pod-builders.js";
 
 const NOW = Date.parse("2026-12-04T12:00:00Z");
 const MIN_READY = 10_000;
 const READY_SINCE = NOW - 3_600_000;
-/** The first moment a failure says Istio's repair did not work. */
+/** Istio's repair grace beyond min-ready, 10 s (a literal: a grace changed by mistake must fail here). */
+const ISTIO_REPAIR_GRACE_MS = 10_000;
+/** The first moment a failed run may have started for its failure to say Istio's repair did not work. */
 const LATE = READY_SINCE + MIN_READY + ISTIO_REPAIR_GRACE_MS + 1;
 
 const settings = (values: Partial<IstioRepairSettings>): IstioRepairState => ({
@@ -26,7 +28,9 @@ const settings = (values: Partial<IstioRepairSettings>): IstioRepairState => ({
 });
 const IN_PLACE = settings({});
 
-const failed = (finishedAtMs: number | undefined): Termination => exited(126, undefined, finishedAtMs);
+/** A failed run; it started `ranMs` before it finished. */
+const failed = (finishedAtMs: number | undefined, ranMs = 0): Termination =>
+  exited(126, undefined, finishedAtMs, finishedAtMs === undefined ? undefined : finishedAtMs - ranMs);
 const pod = (state: ContainerState, last: Termination | undefined, restarts: number, extra: Partial<PodFacts> = {}) =>
   podFacts({ initContainers: [init("istio-validation", state, last, restarts)], ...extra });
 
@@ -72,11 +76,26 @@ const cases: Case[] = [
     want: "hold_active",
   },
   // In place: the evidence.
-  { name: "a repeated failure late enough: fallback", facts: pod("waiting", failed(LATE), 1), want: "fallback" },
+  { name: "run 2 started late enough and failed: fallback", facts: pod("waiting", failed(LATE), 2), want: "fallback" },
   {
-    name: "a repeated failure, terminated now: fallback",
-    facts: pod(failed(LATE), failed(LATE - 10_000), 1),
+    name: "run 2 started late enough, terminated now: fallback",
+    facts: pod(failed(LATE), failed(LATE - 10_000), 2),
     want: "fallback",
+  },
+  {
+    name: "run 1 failed long after the agent turned Ready: pending (it began before Istio saw any lastState)",
+    facts: pod("waiting", failed(NOW - 5_000, 4_000), 1),
+    want: "mesh_repair_pending",
+  },
+  {
+    name: "run 1 terminated now, long after the agent turned Ready: pending",
+    facts: pod(failed(NOW - 1_000, 4_000), failed(NOW - 8_000, 4_000), 1),
+    want: "mesh_repair_pending",
+  },
+  {
+    name: "run 3 started before the agent was Ready long enough, finished after: pending",
+    facts: pod("waiting", failed(LATE + 5_000, 5_003), 3),
+    want: "mesh_repair_pending",
   },
   {
     name: "failed before the agent was Ready long enough: pending",
@@ -122,9 +141,9 @@ const cases: Case[] = [
     want: "mesh_repair_pending",
   },
   // Fail-safe.
-  { name: "no finish time: pending", facts: pod("waiting", failed(undefined), 3), want: "mesh_repair_pending" },
+  { name: "no start time: pending", facts: pod("waiting", failed(undefined), 3), want: "mesh_repair_pending" },
   {
-    name: "a finish time in the future: pending until then",
+    name: "a start time in the future: pending until then",
     facts: pod("waiting", failed(NOW + 30_000), 3),
     want: "mesh_repair_pending",
     waitMs: 30_000,
@@ -161,7 +180,7 @@ describe("meshRepairCheck", () => {
     });
   }
 
-  it("says when the validator failed again and since when the agent was Ready", () => {
+  it("says which run failed, when it started and since when the agent was Ready", () => {
     const got = meshRepairCheck({
       istio: IN_PLACE,
       facts: pod("waiting", failed(LATE), 2),
@@ -173,7 +192,7 @@ describe("meshRepairCheck", () => {
     expect(got).to.deep.equal({
       kind: "fallback",
       basis: "failed_again",
-      detail: `Istio's in-place repair did not fix it: the validator failed again at ${new Date(LATE).toISOString()}, the CNI agent Ready since ${new Date(READY_SINCE).toISOString()}`,
+      detail: `Istio's in-place repair did not fix it: the validator's run 2, started at ${new Date(LATE).toISOString()} after Istio had seen an earlier failure (the CNI agent Ready since ${new Date(READY_SINCE).toISOString()}), failed too`,
     });
   });
 });

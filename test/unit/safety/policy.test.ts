@@ -7,6 +7,7 @@ import type { Mode } from "../../../src/config/config.js";
 import type { Verdict } from "../../../src/detect/detect.js";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type Decision, decide, type GuardView, type PolicyInput } from "../../../src/safety/policy.js";
+import { branchShares } from "../../support/branch-shares.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
 
 const label = { key: "cni-repair.io/broken", value: "true" } as const;
@@ -408,28 +409,30 @@ describe("decide", () => {
   });
 
   describe("safety properties", () => {
-    const guardArb: fc.Arbitrary<GuardView> = fc.record(
-      {
-        loop: fc.record({ waitMs: fc.oneof(fc.constant(0), fc.nat(3_600_000)), detail: fc.string() }),
-        storm: fc.record({ detail: fc.string() }),
-        agent: fc.oneof(
-          fc.record({
-            reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
-            detail: fc.string(),
-          }),
-          fc.record({
-            reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
-            waitMs: fc.nat(60_000),
-            detail: fc.string(),
-          }),
-        ),
-        inflight: fc.record({
-          reason: fc.constantFrom("node_inflight" as const, "namespace_inflight" as const),
+    const guardFields = {
+      loop: fc.record({ waitMs: fc.oneof(fc.constant(0), fc.nat(3_600_000)), detail: fc.string() }),
+      storm: fc.record({ detail: fc.string() }),
+      agent: fc.oneof(
+        fc.record({
+          reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
           detail: fc.string(),
         }),
-        pace: fc.record({ waitMs: fc.nat(60_000), detail: fc.string() }),
-      },
-      { requiredKeys: [] },
+        fc.record({
+          reason: fc.constantFrom("cni_agent_not_ready" as const, "ztunnel_not_ready" as const),
+          waitMs: fc.nat(60_000),
+          detail: fc.string(),
+        }),
+      ),
+      inflight: fc.record({
+        reason: fc.constantFrom("node_inflight" as const, "namespace_inflight" as const),
+        detail: fc.string(),
+      }),
+      pace: fc.record({ waitMs: fc.nat(60_000), detail: fc.string() }),
+    };
+    const guardArb: fc.Arbitrary<GuardView> = fc.record(guardFields, { requiredKeys: [] });
+    /** Exactly one guard, objecting or (a zero wait) not. */
+    const oneGuardArb: fc.Arbitrary<GuardView> = fc.oneof(
+      ...Object.entries(guardFields).map(([key, field]) => (field as fc.Arbitrary<unknown>).map((v) => ({ [key]: v }))),
     );
     type Input = {
       mode: Mode;
@@ -453,6 +456,20 @@ describe("decide", () => {
       phase: fc.constantFrom(undefined, "Pending", "Running", "Failed", "Succeeded"),
       guards: guardArb,
     });
+    // A broken, owned, unhandled pod: only the mode and the guards decide. A third of these face no guard, a third
+    // one guard: the free input alone reaches a delete or a report less than once in a thousand.
+    const actionableArb: fc.Arbitrary<Input> = fc.record({
+      mode: fc.constantFrom<Mode>(...MODES),
+      verdict: fc.constant<VerdictName>("broken"),
+      labelled: fc.boolean(),
+      bare: fc.constant(false),
+      staticPod: fc.constant(false),
+      alreadyHandled: fc.constant(false),
+      deleteBarePods: fc.boolean(),
+      phase: fc.constantFrom(undefined, "Pending", "Running"),
+      guards: fc.oneof(fc.constant({}), oneGuardArb, guardArb),
+    });
+    const anyArb = fc.oneof(inputArb, actionableArb);
     const run = (i: Input): Decision =>
       decide({
         facts: istioPod(brokenInit, {
@@ -471,7 +488,7 @@ describe("decide", () => {
 
     it("only acts with the configured mode's action, and never on a healthy pod", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run(i);
           if (i.verdict === "healthy") expect(d).to.deep.equal(HEALTHY);
           if (d.kind === "act") expect(d.action).to.equal(i.mode);
@@ -482,7 +499,7 @@ describe("decide", () => {
 
     it("never deletes or reports a terminal, handled, or (without --delete-bare-pods) bare pod", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run(i);
           if (d.kind !== "act" || d.action === "label") return;
           expect(i.verdict).to.equal("broken");
@@ -493,26 +510,45 @@ describe("decide", () => {
       );
     });
 
-    it("deletes only when no guard objects", () => {
-      fc.assert(
-        fc.property(inputArb, (i) => {
-          const d = run(i);
-          if (d.kind !== "act" || d.action !== "delete") return;
-          const g = i.guards;
-          expect(
-            (g.loop?.waitMs ?? 0) > 0 ||
-              g.storm !== undefined ||
-              g.agent !== undefined ||
-              g.inflight !== undefined ||
-              (g.pace?.waitMs ?? 0) > 0,
-          ).to.be.false;
-        }),
-      );
+    describe("deletes exactly when no guard objects", () => {
+      const objects = (g: GuardView) =>
+        (g.loop?.waitMs ?? 0) > 0 ||
+        g.storm !== undefined ||
+        g.agent !== undefined ||
+        g.inflight !== undefined ||
+        (g.pace?.waitMs ?? 0) > 0;
+      const deletableArb = actionableArb.map((i): Input => ({ ...i, mode: "delete" }));
+      const branch = (i: Input) => {
+        const d = run(i);
+        return d.kind === "act" ? d.action : d.kind;
+      };
+
+      it("the inputs reach the delete and report branches often (fast-check statistics)", () => {
+        const shares = branchShares(anyArb, branch);
+        expect(shares.get("delete") ?? 0, "delete").to.be.above(5);
+        expect(shares.get("report") ?? 0, "report").to.be.above(5);
+      });
+
+      it("never deletes while a guard objects, and deletes a deletable pod when none does", () => {
+        fc.assert(
+          fc.property(anyArb, (i) => {
+            const d = run(i);
+            if (d.kind === "act" && d.action === "delete") expect(objects(i.guards)).to.equal(false);
+          }),
+          { numRuns: 1_000 },
+        );
+        fc.assert(
+          fc.property(deletableArb, (i) => {
+            expect(run(i).kind === "act", JSON.stringify(i.guards)).to.equal(!objects(i.guards));
+          }),
+          { numRuns: 1_000 },
+        );
+      });
     });
 
     it("report mode never yields an in-flight or pace hold", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run({ ...i, mode: "report" });
           if (d.kind === "hold")
             expect(d.reason).to.not.be.oneOf(["node_inflight", "namespace_inflight", "rate_limit"]);
@@ -522,7 +558,7 @@ describe("decide", () => {
 
     it("asks for a label only on a bare-pod hold in delete mode", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run(i);
           if (d.kind === "hold" && d.label === true) {
             expect(d.reason).to.equal("bare_pod");
@@ -535,7 +571,7 @@ describe("decide", () => {
 
     it("gives a retry time only for a running loop backoff, a warming node agent or a turn in the pace", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run(i);
           if (d.kind !== "hold" || d.retryAfterMs === undefined) return;
           if (d.reason === "loop_backoff") expect(d.retryAfterMs).to.equal(i.guards.loop?.waitMs).and.be.above(0);
@@ -549,7 +585,7 @@ describe("decide", () => {
 
     it("reads the verdict's terminal flag, not the facts' phase", () => {
       fc.assert(
-        fc.property(inputArb, (i) => {
+        fc.property(anyArb, (i) => {
           const d = run(i);
           // Only the terminal hold's wording names the phase.
           if (d.kind === "hold" && d.reason === "terminal") return;

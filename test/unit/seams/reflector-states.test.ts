@@ -15,10 +15,18 @@ const listAnswer = (items: unknown[], resourceVersion: string, continueToken?: s
   body: { items, metadata: { resourceVersion, ...(continueToken && { continue: continueToken }) } },
 });
 
-function start(script: Script, options: { stallTimeoutMs?: number; pageSize?: number } = {}) {
+type StartOptions = {
+  stallTimeoutMs?: number;
+  pageSize?: number;
+  /** Subscribed before the one that records the changes. */
+  listeners?: readonly ((change: StoreChange<Item>) => void)[];
+};
+
+function start(script: Script, options: StartOptions = {}) {
   const { transport, calls } = scriptedTransport(script);
   const restarts: WatchRestartReason[] = [];
   const changes: StoreChange<Item>[] = [];
+  const listenerFailures: { key: string; error: string }[] = [];
   const reflector = new Reflector<Item>({
     transport,
     collection: "pods",
@@ -35,8 +43,14 @@ function start(script: Script, options: { stallTimeoutMs?: number; pageSize?: nu
     watchTimeoutMs: 60_000,
     stallTimeoutMs: options.stallTimeoutMs ?? 10_000,
     backoff: { baseMs: 5, maxMs: 10, jitter: 0 },
-    observer: { listed: () => {}, watchEvent: () => {}, watchRestart: (reason) => restarts.push(reason) },
+    observer: {
+      listed: () => {},
+      watchEvent: () => {},
+      watchRestart: (reason) => restarts.push(reason),
+      listenerFailed: (key, error) => listenerFailures.push({ key, error: String(error) }),
+    },
   });
+  for (const listener of options.listeners ?? []) reflector.subscribe(listener);
   reflector.subscribe((change) => changes.push(change));
   const stop = new AbortController();
   const running = reflector.run(stop.signal);
@@ -45,6 +59,7 @@ function start(script: Script, options: { stallTimeoutMs?: number; pageSize?: nu
     calls,
     restarts,
     changes,
+    listenerFailures,
     lists: () => calls.filter((call) => call.query.watch === undefined),
     watches: () => calls.filter((call) => call.query.watch === true),
     async until(what: string, done: () => boolean) {
@@ -154,4 +169,46 @@ describe("seams/Reflector: the list/watch state machine against a scripted API s
     expect(second.atMs - first.atMs).to.be.at.least(195);
     expect(run.restarts).to.deep.equal(["error"]);
   });
+
+  // A bug in one listener (here: the first, before the one that records) must not cost the others the change, nor be
+  // counted as the API server's failure: before issue 32 the throw escaped the list (run() rejected) or ended the
+  // watch as a restart "error" after its resourceVersion had moved on, and the listeners after it never saw that change.
+  for (const failsOn of ["a watch event", "a listed item and a watch event"] as const) {
+    it(`a listener that throws on ${failsOn} is reported with the key; the listeners after it hear every change, and the watch goes on from the event's version without a restart`, async () => {
+      let watches = 0;
+      const run = start(
+        {
+          request: () => listAnswer([raw("a", "5")], "10"),
+          watch: () =>
+            ++watches === 1
+              ? { events: [event("MODIFIED", raw("a", "11", "v2")), event("ADDED", raw("b", "12"))] }
+              : { events: [], hang: true },
+        },
+        {
+          listeners: [
+            (change) => {
+              const listed = change.key === "a" && change.current?.value === "v1";
+              if (change.key === "b" || (listed && failsOn !== "a watch event"))
+                throw new Error(`bug on ${change.key}`);
+            },
+          ],
+        },
+      );
+      await run.until("the second watch", () => run.watches().length === 2);
+      await run.stop();
+      expect(run.changes.map((c) => [c.key, c.current?.value])).to.deep.equal([
+        ["a", "v1"],
+        ["a", "v2"],
+        ["b", "v1"],
+      ]);
+      expect(run.listenerFailures).to.deep.equal([
+        ...(failsOn === "a watch event" ? [] : [{ key: "a", error: "Error: bug on a" }]),
+        { key: "b", error: "Error: bug on b" },
+      ]);
+      // The server closed the first watch (a timeout): no error, and the next watch starts after the events.
+      expect(run.restarts).to.deep.equal(["timeout"]);
+      expect(run.watches()[1]?.query.resourceVersion).to.equal("12");
+      expect(run.lists()).to.have.length(1);
+    });
+  }
 });

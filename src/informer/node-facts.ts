@@ -1,5 +1,5 @@
-// The little kept of a Node for startup-taint management: its name, uid, age, and its taints exactly as the API
-// server holds them (the patcher's `test` op compares the whole list, so a concurrent change is never lost).
+// The little kept of a Node for startup-taint management: its name, uid, version, age, and its taints exactly as the
+// API server holds them (a taint write tests the version it was judged on; the other taints are sent back untouched).
 
 export type Taint = {
   readonly key: string;
