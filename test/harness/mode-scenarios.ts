@@ -1,7 +1,7 @@
 // What each mode's controller must do with nothing but the permissions its install grants, run "in-cluster" with a
 // TokenRequest token of its ServiceAccount and the args and env of its workload (plus a namespace field selector and
 // a free port, for the test). Shared by the kustomize overlay tests and the Helm chart's upgrade test.
-import { CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
+import { ApiException, CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { documentedLeaderPod } from "../docs/runbook-commands.js";
 import { podRequests } from "./audit-log.js";
@@ -176,6 +176,16 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
       );
   };
 
+  // Istio's settings beside its agent, as its chart renders repair.enabled=false: read by name through the access
+  // the mode grants, they let the istio rule act (an agent without them is "unknown", held as in place).
+  try {
+    await api.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: "istio-cni-config" }, data: { REPAIR_ENABLED: "false" } },
+    });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 409)) throw error;
+  }
   await readyAgent(node("a"));
   if (mode === "per-node") await readyAgent(node("b"));
   const running = await context.start(node("a"), podName);
@@ -235,6 +245,6 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
     }
   }
   expect(await forbidden(running)).to.deep.equal([]);
-  // Istio's repair settings were read (by name, through the Role in Istio's namespace), not refused: none there.
+  // Istio's repair settings were read (by name, through the access the mode grants), not refused: repair off.
   expect(await running.metric("cni_repair_istio_repair_mode", { mode: "off" })).to.equal(1);
 }
