@@ -34,7 +34,7 @@ try {
   const broken = DEMO_PODS.filter((pod) => pod.validator.kind !== "succeeded");
   console.log(
     `seeded namespace ${DEMO_NAMESPACE}: ${DEMO_PODS.length - broken.length} healthy meshed pods (istio and linkerd), ` +
-      `${broken.length} broken by the CNI race; the CNI agents on ${LATE_NODE} are not Ready yet`,
+      `${broken.length} broken by the CNI race; the CNI agents on ${LATE_NODE} are not Ready yet; Istio's own repair is off`,
   );
   if (!stop.signal.aborted) {
     controller = await ControllerProcess.start({

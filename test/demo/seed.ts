@@ -86,11 +86,17 @@ export const DEMO_PODS: readonly DemoPod[] = [
   },
 ];
 
-/** Creates the namespaces, one CNI agent per mesh and node, and the demo pods. */
+/** Creates the namespaces, Istio's repair settings (off), one CNI agent per mesh and node, and the demo pods. */
 export async function seedDemo(api: CoreV1Api): Promise<void> {
   for (const namespace of [DEMO_NAMESPACE, AGENT_NAMESPACE.istio, AGENT_NAMESPACE.linkerd]) {
     await api.createNamespace({ body: { metadata: { name: namespace } } });
   }
+  // Istio's repair switched off (its chart's repair.enabled=false renders this), so cni-repair repairs istio's pods;
+  // beside an agent without these settings it would hold them, as Istio's defaults repair in place.
+  await api.createNamespacedConfigMap({
+    namespace: AGENT_NAMESPACE.istio,
+    body: { metadata: { name: "istio-cni-config" }, data: { REPAIR_ENABLED: "false" } },
+  });
   const anHourAgo = new Date(Date.now() - 60 * 60_000);
   for (const mesh of ["istio", "linkerd"] as const) {
     for (const nodeName of NODES) {
