@@ -1,5 +1,11 @@
 // A mesh's CNI agent pods (the DaemonSet pods the controller's readiness gate looks for), Ready or not yet.
-import { type CoreV1Api, PatchStrategy, setHeaderOptions, type V1PodCondition } from "@kubernetes/client-node";
+import {
+  ApiException,
+  type CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1PodCondition,
+} from "@kubernetes/client-node";
 import { type Mesh, meshedPod } from "./pod-fixtures.js";
 
 /** The agent DaemonSet of each mesh and the k8s-app label its pods carry (what the presets select). */
@@ -43,6 +49,21 @@ export async function createCniAgent(api: CoreV1Api, options: CniAgentOptions): 
  * Marks the agent Ready since the given time, as a finished DaemonSet rollout would; "no time": Ready without a
  * lastTransitionTime (a kubelet never writes that; a hand-written or broken status may).
  */
+/**
+ * Istio's repair settings beside its agent with its repair switched off (what its chart renders for
+ * repair.enabled=false), unless they are there already: an Istio agent without them is "unknown" and its pods held.
+ */
+export async function createIstioRepairOff(api: CoreV1Api, namespace: string): Promise<void> {
+  try {
+    await api.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: "istio-cni-config" }, data: { REPAIR_ENABLED: "false" } },
+    });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 409)) throw error;
+  }
+}
+
 export async function setCniAgentReady(
   api: CoreV1Api,
   agent: { namespace: string; name: string },

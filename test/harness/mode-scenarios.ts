@@ -1,12 +1,12 @@
 // What each mode's controller must do with nothing but the permissions its install grants, run "in-cluster" with a
 // TokenRequest token of its ServiceAccount and the args and env of its workload (plus a namespace field selector and
 // a free port, for the test). Shared by the kustomize overlay tests and the Helm chart's upgrade test.
-import { ApiException, CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, type V1Container } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { documentedLeaderPod } from "../docs/runbook-commands.js";
 import { podRequests } from "./audit-log.js";
 import { createPodInState, repairEvents } from "./broken-pods.js";
-import { createCniAgent } from "./cni-agents.js";
+import { createCniAgent, createIstioRepairOff } from "./cni-agents.js";
 import type { ControlPlane } from "./control-plane.js";
 import { createControllerPod, deleteControllerPod } from "./controller-pod.js";
 import { ControllerProcess } from "./controller-process.js";
@@ -176,16 +176,8 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
       );
   };
 
-  // Istio's settings beside its agent, as its chart renders repair.enabled=false: read by name through the access
-  // the mode grants, they let the istio rule act (an agent without them is "unknown", held as in place).
-  try {
-    await api.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: "istio-cni-config" }, data: { REPAIR_ENABLED: "false" } },
-    });
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 409)) throw error;
-  }
+  // Istio's settings beside its agent, read by name through the access the mode grants: the istio rule acts.
+  await createIstioRepairOff(api, namespace);
   await readyAgent(node("a"));
   if (mode === "per-node") await readyAgent(node("b"));
   const running = await context.start(node("a"), podName);
