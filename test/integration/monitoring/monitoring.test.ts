@@ -48,8 +48,9 @@ const QUIET = [
   // One target, up; no kube-state-metrics here (its DaemonSet series are promtool's to test).
   "CniRepairInstanceDown/warning",
   "CniRepairDaemonSetPodsUnavailable/warning",
-  // Istio's repair is off here (no settings): nothing is left to it.
+  // Istio's repair is ignored here (--istio-repair=ignore): nothing is left to it, and its settings are not unknown.
   "CniRepairBrokenPodsHeldForIstio/critical",
+  "CniRepairIstioRepairUnknown/warning",
   "CniRepairNoLeader/warning",
   "CniRepairWatchNotSynced/warning",
   "CniRepairBrokenPodsAwaitingHuman/warning",

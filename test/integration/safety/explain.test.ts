@@ -83,6 +83,7 @@ describe("cni-repair explain", () => {
       "yaml",
       `--kubeconfig=${controlPlane().kubeconfigPath}`,
       `--field-selector=metadata.namespace=${namespace}`,
+      "--istio-repair=ignore",
       gateOff,
     ]);
     expect(yaml.code, yaml.stderr).to.equal(0);
