@@ -78,6 +78,9 @@ export function detectOurFlags(): OurFlags {
   const always: string[] = [];
   if (block("--cni-agent-gate") !== undefined) always.push("--cni-agent-gate=off");
   if (block("--leader-elect") !== undefined) always.push("--leader-elect=false");
+  // The bench's CNI agents are not Istio's and carry no repair settings: without this, cni-repair would hold every
+  // pod as "unknown" (Istio's defaults repair in place), where Istio's controller beside it deletes.
+  if (block("--istio-repair") !== undefined) always.push("--istio-repair=ignore");
   return { limitsOff, always, hasLimits: limitsOff.length > 0, notes };
 }
 
