@@ -2,8 +2,9 @@
 # Builds the images of Istio's data plane the real-node e2e test runs (test/istio/build.sh builds the binaries from
 # Istio's sources) and caches them outside the work tree as docker-archive tarballs for `ctr images import`:
 #   install-cni.tar  Istio's CNI node agent image: install-cni on PATH, the istio-cni plugin in /opt/cni/bin (where
-#                    the agent copies it from), and iptables (nft and legacy, with their libraries, from this
-#                    machine's Debian iptables package) for the agent's in-place repair, as Istio's image has them
+#                    the agent copies it from), and iptables (nft and legacy, with their libraries and their
+#                    extensions, from this machine's Debian iptables package) for the agent's in-place repair, as
+#                    Istio's image has them
 #   proxyv2.tar      pilot-agent as the entrypoint, as Istio's proxyv2 image: the injector's istio-validation runs it
 #                    with `istio-iptables ... --run-validation --skip-rule-apply`
 # Prints the directory holding them and `names` (the references they are tagged with) on stdout; progress on stderr.
@@ -21,9 +22,18 @@ multis=(/usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi)
 for multi in "${multis[@]}"; do
   [[ -x $multi ]] || { echo "test/istio/images.sh: $multi is missing (Debian: apt-get install iptables; make node)" >&2; exit 1; }
 done
-mapfile -t libraries < <(ldd "${multis[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/lib/ { print $1 }' | sort -u)
+# iptables loads its extensions (targets such as RETURN and REDIRECT, matches) at run time from the directory built
+# into libxtables (XTABLES_LIBDIR): without them `-j RETURN` reads as a jump to a chain named RETURN, which does not
+# exist, and Istio's agent finds "no loaded kernel support" in iptables.
+libxtables=$(ldd "${multis[0]}" | awk '$1 ~ /^libxtables\.so/ { print $3 }')
+extensions=$(tr '\0' '\n' <"$libxtables" | grep -axE '/[[:alnum:]_./-]+/xtables' | head -n 1 || true)
+[[ -d $extensions ]] || { echo "test/istio/images.sh: no iptables extensions in '$extensions'" >&2; exit 1; }
+mapfile -t extension_files < <(find "$extensions" -maxdepth 1 -name '*.so' | sort)
+mapfile -t libraries < <(ldd "${multis[@]}" "${extension_files[@]}" |
+  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/lib/ { print $1 }' | sort -u)
 
-key=$(printf '%s\n' "$binaries" | cat - "$here/images.sh" "${multis[@]}" "${libraries[@]}" | sha256sum | cut -c1-12)
+key=$(printf '%s\n' "$binaries" | cat - "$here/images.sh" "${multis[@]}" "${libraries[@]}" "${extension_files[@]}" |
+  sha256sum | cut -c1-12)
 cache_root=${CNI_REPAIR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cni-repair}/istio-images
 target="$cache_root/$key"
 if [[ -f "$target/names" ]]; then
@@ -54,6 +64,8 @@ for library in "${libraries[@]}"; do
   mkdir -p "$agent$(dirname "$library")"
   cp -L "$library" "$agent$library"
 done
+mkdir -p "$agent$extensions"
+cp -L "${extension_files[@]}" "$agent$extensions/"
 "$repo_root/image/layer-tar.sh" "$agent" "$work/install-cni.tar" tmp:0:1777
 
 # The validator's image: pilot-agent only (the validation needs nothing else).

@@ -8,6 +8,7 @@ import { runToEnd } from "../run-to-end.js";
 import { waitFor } from "../wait.js";
 import type { NodeImage, NodeImages } from "./node-images.js";
 import type { NodeLayout } from "./node-layout.js";
+import { inOwnPidNamespace, namespaceInit } from "./node-namespaces.js";
 
 /** Snapshotters in the order tried: overlayfs works on this machine's ext4; native copies, and works anywhere. */
 export const SNAPSHOTTERS = ["overlayfs", "native"] as const;
@@ -57,25 +58,37 @@ export class Containerd {
   readonly process: ManagedProcess;
   readonly #layout: NodeLayout;
   readonly #snapshotter: Snapshotter;
+  /** containerd's PID (the machine's numbering) when it is PID 1 of the node's own PID namespace. */
+  readonly namespacePid: number | undefined;
 
-  private constructor(process: ManagedProcess, layout: NodeLayout, snapshotter: Snapshotter) {
+  private constructor(
+    process: ManagedProcess,
+    layout: NodeLayout,
+    snapshotter: Snapshotter,
+    namespacePid: number | undefined,
+  ) {
     this.process = process;
     this.#layout = layout;
     this.#snapshotter = snapshotter;
+    this.namespacePid = namespacePid;
   }
 
-  /** Starts containerd, waits for its socket, and imports the images under the names pods use. */
-  static async start(layout: NodeLayout, images: NodeImages, snapshotter: Snapshotter): Promise<Containerd> {
+  /**
+   * Starts containerd (as PID 1 of a PID and mount namespace of its own with `ownPidNamespace`: node-namespaces.ts),
+   * waits for its socket, and imports the images under the names pods use.
+   */
+  static async start(
+    layout: NodeLayout,
+    images: NodeImages,
+    snapshotter: Snapshotter,
+    ownPidNamespace = false,
+  ): Promise<Containerd> {
     mkdirSync(join(layout.dir, "containerd"), { recursive: true });
     const configFile = join(layout.dir, "containerd.toml");
     writeFileSync(configFile, config(layout, images, snapshotter));
-    const process = new ManagedProcess(
-      "containerd",
-      "containerd",
-      [`--config=${configFile}`, "--log-level=info"],
-      join(layout.dir, "containerd.log"),
-    );
-    const containerd = new Containerd(process, layout, snapshotter);
+    const args = [`--config=${configFile}`, "--log-level=info"];
+    const [binary, argv] = ownPidNamespace ? inOwnPidNamespace("containerd", args) : ["containerd", args];
+    const process = new ManagedProcess("containerd", binary, argv, join(layout.dir, "containerd.log"));
     await waitFor(
       "containerd's socket",
       () => {
@@ -84,8 +97,29 @@ export class Containerd {
       },
       { timeoutMs: 30_000, intervalMs: 100 },
     );
+    const containerd = new Containerd(
+      process,
+      layout,
+      snapshotter,
+      ownPidNamespace && process.pid !== undefined ? namespaceInit(process.pid) : undefined,
+    );
     for (const image of [images.pause, images.mesh]) await containerd.importImage(image);
     return containerd;
+  }
+
+  /**
+   * Stops containerd gracefully. In its own PID namespace the signal goes to containerd itself (unshare ignores
+   * SIGTERM); when it exits, the kernel ends the namespace's other processes (shims, containers).
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.namespacePid !== undefined && this.process.running) {
+      try {
+        process.kill(this.namespacePid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+    }
+    await this.process.stop("SIGTERM", graceMs);
   }
 
   /** ctr against this containerd, in the CRI plugin's namespace; a non-zero exit is an error with ctr's message. */

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ControlPlane } from "../control-plane.js";
 import { ManagedProcess } from "../managed-process.js";
 import type { NodeLayout } from "./node-layout.js";
+import { inNamespacesOf } from "./node-namespaces.js";
 
 export type KubeletOptions = {
   /** Taints the kubelet registers the Node with (--register-with-taints), e.g. a CNI startup taint. */
@@ -54,6 +55,8 @@ export function startKubelet(
   kubelet: string,
   options: KubeletOptions,
   port: number,
+  /** containerd's PID when it has a PID and mount namespace of its own: the kubelet joins it (it mounts volumes). */
+  namespacePid?: number,
 ): ManagedProcess {
   mkdirSync(layout.kubeletRoot, { recursive: true });
   mkdirSync(layout.podLogsDir, { recursive: true });
@@ -62,17 +65,14 @@ export function startKubelet(
   // The admin's credentials (system:masters): the API server runs RBAC only, without the Node authorizer.
   const kubeconfig = join(layout.dir, "kubelet.kubeconfig");
   writeFileSync(kubeconfig, plane.kubeconfigYaml(), { mode: 0o600 });
-  return new ManagedProcess(
-    "kubelet",
-    kubelet,
-    [
-      `--config=${configFile}`,
-      `--kubeconfig=${kubeconfig}`,
-      `--root-dir=${layout.kubeletRoot}`,
-      `--cert-dir=${join(layout.kubeletRoot, "pki")}`,
-      `--hostname-override=${layout.nodeName}`,
-      "--v=2",
-    ],
-    join(layout.dir, "kubelet.log"),
-  );
+  const args = [
+    `--config=${configFile}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--root-dir=${layout.kubeletRoot}`,
+    `--cert-dir=${join(layout.kubeletRoot, "pki")}`,
+    `--hostname-override=${layout.nodeName}`,
+    "--v=2",
+  ];
+  const [binary, argv] = namespacePid === undefined ? [kubelet, args] : inNamespacesOf(namespacePid, kubelet, args);
+  return new ManagedProcess("kubelet", binary, argv, join(layout.dir, "kubelet.log"));
 }

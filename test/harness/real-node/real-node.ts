@@ -24,6 +24,13 @@ export type RealNodeOptions = KubeletOptions & {
   readonly snapshotter?: Snapshotter;
   /** false: no test mesh plugin in the node's network, for a real mesh's agent to chain its own (default true). */
   readonly meshPlugin?: boolean;
+  /**
+   * true: containerd and the kubelet in a PID and mount namespace of the node's own, with its own /proc
+   * (node-namespaces.ts), so that a pod's hostPath /proc shows the node's processes under a PID 1 it may enter
+   * (Istio's in-place repair needs that). Paths the node mounts (volumes, network namespaces) are then seen only
+   * inside it: projectedToken and repairInPlace do not work on such a node.
+   */
+  readonly ownPidNamespace?: boolean;
 };
 
 /** Commands the node runs, each from its Debian package; named in the error when one is missing. */
@@ -34,12 +41,15 @@ const REQUIRED_COMMANDS = {
   runc: "runc",
   iptables: "iptables",
   nsenter: "util-linux",
+  unshare: "util-linux",
+  setpriv: "util-linux",
 };
 
 export class RealNode {
   readonly layout: NodeLayout;
   readonly images: NodeImages;
   readonly #processes: ManagedProcess[];
+  readonly #kubelet: ManagedProcess;
   readonly containerd: Containerd;
   readonly #exitGuard = destroyOnExit(this);
 
@@ -47,6 +57,7 @@ export class RealNode {
     this.layout = layout;
     this.images = images;
     this.containerd = containerd;
+    this.#kubelet = kubelet;
     this.#processes = [kubelet, containerd.process];
   }
 
@@ -68,8 +79,8 @@ export class RealNode {
       createCgroupRoot(layout.cgroupRoot);
       writeMeshCni(layout, options.meshPlugin);
       const snapshotter = options.snapshotter ?? snapshotterFromEnv();
-      containerd = await Containerd.start(layout, images, snapshotter);
-      kubeletProcess = startKubelet(plane, layout, kubelet, options, await freePort());
+      containerd = await Containerd.start(layout, images, snapshotter, options.ownPidNamespace);
+      kubeletProcess = startKubelet(plane, layout, kubelet, options, await freePort(), containerd.namespacePid);
       const node = new RealNode(layout, images, containerd, kubeletProcess);
       await node.#waitUntilReady(plane);
       return node;
@@ -149,7 +160,8 @@ export class RealNode {
 
   /** Stops the kubelet and containerd and removes everything the node created. Safe to call twice. */
   async stop(): Promise<void> {
-    for (const process of this.#processes) await process.stop("SIGTERM", 5_000);
+    await this.#kubelet.stop("SIGTERM", 5_000);
+    await this.containerd.stop(5_000);
     this.destroyNow();
   }
 
