@@ -2,7 +2,7 @@
 // the real node's containerd under the name the shipped workload gives it (there is no registry), then the
 // rendered install (the per-node overlay, or the Helm chart in either mode with a test's values) applied as is.
 // Its pods on the real node run the image for real.
-import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { renderChart } from "../helm.js";
 import { OciLayout } from "../oci-layout.js";
 import {
@@ -59,12 +59,16 @@ export async function readyControllerPods(cluster: RealNodeCluster, count: numbe
 }
 
 /**
- * Uninstalls it and removes its pods at once: no garbage collector runs here to delete a deleted workload's pods
- * (and the one on a Node without a kubelet would never finish a graceful delete). The tokens bound to them stop
- * working with them.
+ * Uninstalls it and removes its ReplicaSets and pods at once: no garbage collector runs here to delete a deleted
+ * workload's dependents (and the one on a Node without a kubelet would never finish a graceful delete). A
+ * Deployment's ReplicaSet left behind keeps failing to recreate its pods (their ServiceAccount is gone), and the
+ * ReplicaSet controller's growing back-off then delays the next install's pods, which adopt it. The tokens bound to
+ * the pods stop working with them.
  */
 export async function removeInstalled(cluster: RealNodeCluster): Promise<void> {
   await uninstall(cluster.plane);
+  const apps = cluster.plane.kubeConfig().makeApiClient(AppsV1Api);
+  await apps.deleteCollectionNamespacedReplicaSet({ namespace: INSTALL.namespace, labelSelector: SELECTOR });
   const api = cluster.plane.kubeConfig().makeApiClient(CoreV1Api);
   await api.deleteCollectionNamespacedPod({
     namespace: INSTALL.namespace,
