@@ -123,9 +123,11 @@ export function raceReport(
   };
 }
 
-export function describeReport(name: string, report: RaceReport): string {
+/** One line for the test's output; `heldForIstio`: the most pods cni-repair held mesh_repair_pending at once. */
+export function describeReport(name: string, report: RaceReport, heldForIstio?: number): string {
+  const held = heldForIstio === undefined ? "" : ` (at most ${heldForIstio} held mesh_repair_pending at once)`;
   return (
-    `      ${name}: ${report.broken} broken, ${report.fixedByIstio.length} fixed by Istio in place, ` +
+    `      ${name}: ${report.broken} broken, ${report.fixedByIstio.length} fixed by Istio in place${held}, ` +
     `${report.deletedByCniRepair.length} deleted by cni-repair, ${report.deletedByIstio.length} deleted by Istio, ` +
     `${report.deletedTwice.length} deleted twice (${report.istioRepeated.length} DELETEd more than once by Istio itself); agent Ready -> all Running: ${report.agentReadyToAllRunningMs} ms`
   );

@@ -73,7 +73,7 @@ function processesOfDir(dir: string): number[] {
 }
 
 /** Processes in any cgroup under the node's cgroup parent: the containers (and their sandboxes). */
-function processesOfCgroup(root: string): number[] {
+export function processesOfCgroup(root: string): number[] {
   const pids = new Set<number>();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

@@ -6,10 +6,12 @@
 // Istio's repair settings plays out for real. Ground truth: the API server's audit log (who sent which DELETE), the
 // kubelet's pod statuses, and Istio's own repair metrics and logs.
 //
-// Istio's in-place repair cannot work on this machine: it enters the host's network namespace through
-// /host/proc/1/ns/net before it looks for a pod's, and PID 1 here (the VM's init) refuses that even to root
-// ("failed to Statfs \"/host/proc/1/ns/net\": permission denied", in Istio's log and metrics). So with repairPods
-// every in-place repair fails for real, and the scenarios show cni-repair's fallback after it (docs/development.md).
+// Istio's in-place repair enters the host's network namespace through its hostPath /proc (/host/proc/1/ns/net) and
+// searches /proc for the pod's; this machine's PID 1 refuses that even to root, so the node's containerd and kubelet
+// run in a PID and mount namespace of their own, whose PID 1 (containerd) it may enter (node-namespaces.ts). With
+// repairPods, one pod's in-place repair is made to fail for real: its interface is renumbered (its IP replaced by
+// another address) before Istio's agent comes, so Istio's search finds no namespace with the pod's IP
+// (pod-address.ts), while its validator fails with 126 as before.
 
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
@@ -31,10 +33,12 @@ import {
   passedFirstRun,
   type RaceReport,
   raceReport,
+  validatorOf,
   waitCrashLooping,
 } from "../../harness/real-node/istio-race.js";
 import { istioPodTemplate } from "../../harness/real-node/istio-workloads.js";
 import { installChart, readyControllerPods, removeInstalled } from "../../harness/real-node/per-node-install.js";
+import { renumberPod } from "../../harness/real-node/pod-address.js";
 import { RealNodeCluster } from "../../harness/real-node/real-node-cluster.js";
 import { waitFor } from "../../harness/wait.js";
 
@@ -52,12 +56,16 @@ type Scenario = {
   readonly values?: Readonly<Record<string, string>>;
   /** Istio's agent restarted (its plugin removed and re-installed) right after it first turned Ready. */
   readonly restartAgent?: boolean;
+  /** One broken pod's interface renumbered before Istio's agent comes: its in-place repair fails. */
+  readonly breakOneRepair?: boolean;
 };
 
 type RaceResult = {
   readonly namespace: string;
   readonly agentNamespace: string;
   readonly broken: V1Pod[];
+  /** The broken pod whose in-place repair was made to fail, if any. */
+  readonly unrepairable?: string;
   readonly final: V1Pod[];
   readonly report: RaceReport;
   /** When Istio's agent (the last one, after a restart) turned Ready, by the kubelet. */
@@ -85,7 +93,8 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
   before(async () => {
     removeAgentRunDir = agentRunDirRemover();
     images = istioImages();
-    cluster = await RealNodeCluster.start({ meshPlugin: false });
+    // Istio's in-place repair needs a PID 1 it may enter in its hostPath /proc: the node's own (see above).
+    cluster = await RealNodeCluster.start({ meshPlugin: false, ownPidNamespace: true });
     await cluster.node.containerd.importImage(images.agent);
     await cluster.node.containerd.importImage(images.proxy);
     await createIstioSystem(cluster);
@@ -133,6 +142,11 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     const total = REPLICAS;
     // No Istio agent on the node yet: no plugin in its CNI configuration, so the validators fail for real.
     const broken = await waitCrashLooping(c, namespace, total);
+    const unrepairable = s.breakOneRepair ? broken[0]?.metadata : undefined;
+    if (unrepairable) {
+      const removed = renumberPod(node.layout, unrepairable.uid ?? "");
+      expect(removed, `${unrepairable.name}'s addresses replaced`).to.have.length.at.least(1);
+    }
 
     // cni-repair from its chart, watching only this test's namespace: it holds them, no agent being Ready.
     await installChart(c, s.mode, { "scope.namespaces": `{${namespace}}`, ...s.values });
@@ -173,6 +187,7 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
       namespace,
       agentNamespace: s.agentNamespace,
       broken,
+      ...(unrepairable?.name && { unrepairable: unrepairable.name }),
       final,
       report,
       agentReadyAtMs: readyAtMs,
@@ -187,24 +202,46 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     metricValue(metrics, "istio_cni_repair_pods_repaired_total", { type: "repair", result });
 
   /**
-   * Istio repairs in place (its default) and fails on every pod here: cni-repair holds them (mesh_repair_pending)
-   * until a validator failure after the agent had been Ready for min-ready + Istio's grace, then deletes each once,
-   * as Istio's fallback (its Event says so); the replacements pass the real validator.
+   * Istio repairs in place (its default): it fixes every pod it finds, and cni-repair sends none of them a DELETE,
+   * holding them mesh_repair_pending until their validator passes on its next run. The one pod whose repair failed
+   * for real (Istio found no network namespace for it) is deleted once by cni-repair, as Istio's fallback (its
+   * Event says so), only after a validator run that began once Istio had had its chance; its replacement passes.
    */
-  async function expectFallbackAfterIstio(result: RaceResult): Promise<void> {
-    const { report, broken, final } = result;
-    // Istio's view: it tried each pod in place, and failed.
-    expect(istioRepaired(result.istioMetrics, "fail"), "Istio's failed in-place repairs").to.be.at.least(REPLICAS);
-    expect(istioRepaired(result.istioMetrics, "success"), "Istio's in-place repairs").to.equal(0);
-    expect(result.istioLogs).to.include('failed to Statfs "/host/proc/1/ns/net": permission denied');
+  /** Returns how cni-repair held each pod Istio fixed, for the test's output. */
+  async function expectFixedInPlaceAndOneFallback(result: RaceResult): Promise<string> {
+    const { report, broken, final, unrepairable } = result;
+    if (!unrepairable) throw new Error("no pod was made unrepairable");
+    const fixable = broken.map((pod) => pod.metadata?.name ?? "").filter((name) => name !== unrepairable);
+    // Istio's view: it fixed the others in place, and failed on that one.
+    expect(istioRepaired(result.istioMetrics, "success"), "Istio's in-place repairs").to.equal(fixable.length);
+    expect(istioRepaired(result.istioMetrics, "fail"), "Istio's failed in-place repairs").to.be.at.least(1);
+    for (const name of fixable) {
+      expect(repairedLines(result.istioLogs, name), `Istio's log: ${name} repaired`).to.have.length(1);
+    }
+    expect(repairedLines(result.istioLogs, unrepairable), `Istio's log: ${unrepairable} repaired`).to.deep.equal([]);
+    expect(result.istioLogs).to.include("failed to find network namespace");
+    // Held for Istio meanwhile, never deleted: the same pods run now, their validator passed after a failure.
     expect(result.heldForIstio, "pods held mesh_repair_pending at once").to.be.at.least(1);
-    // The audit log: each broken pod deleted once by cni-repair, none by Istio, none twice, none before Istio had
-    // had its chance (the agent Ready for min-ready and Istio's grace).
-    expect([...report.deletedByCniRepair].sort()).to.deep.equal(broken.map((pod) => pod.metadata?.name).sort());
+    expect([...report.fixedByIstio].sort()).to.deep.equal([...fixable].sort());
+    for (const name of fixable) {
+      const status = validatorOf(final.find((pod) => pod.metadata?.name === name) ?? {});
+      expect(status?.state?.terminated?.exitCode, `${name}: the validator passed`).to.equal(0);
+      // Restarted: it had failed before (the kubelet drops lastState once the init container has completed).
+      expect(status?.restartCount, `${name}: after failing`).to.be.at.least(1);
+    }
+    // The audit log: cni-repair's only DELETE is the unrepairable pod's, one request, after Istio had had its chance
+    // (the agent Ready for min-ready and Istio's grace); Istio deleted nothing; nothing twice.
+    const ours = meshDeletes(cluster?.plane.auditLogPath ?? "", result.namespace, result.agentNamespace).filter(
+      (d) => d.by === "cni-repair",
+    );
+    expect(
+      ours.map((d) => d.name),
+      "every DELETE cni-repair sent",
+    ).to.deep.equal([unrepairable]);
+    expect(report.deletedByCniRepair).to.deep.equal([unrepairable]);
     expect(report.deletedByIstio).to.deep.equal([]);
     expect(report.deletedTwice).to.deep.equal([]);
-    const deletes = meshDeletes(cluster?.plane.auditLogPath ?? "", result.namespace, result.agentNamespace);
-    for (const d of deletes.filter((x) => x.by === "cni-repair")) {
+    for (const d of ours) {
       expect(d.atMs, `${d.name}: DELETE before Istio had its chance`).to.be.at.least(
         result.agentReadyAtMs + MIN_READY_MS + ISTIO_REPAIR_GRACE_MS - SLACK_MS,
       );
@@ -214,20 +251,50 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     const fallbacks = events.filter(
       (e) => e.reason === "BrokenPodDeleted" && (e.message ?? "").includes("Istio's fallback"),
     );
-    expect(fallbacks.length, "BrokenPodDeleted Events naming Istio's fallback").to.equal(REPLICAS);
-    for (const pod of final) expect(passedFirstRun(pod), pod.metadata?.name).to.equal(true);
+    expect(
+      fallbacks.map((e) => e.involvedObject.name),
+      "BrokenPodDeleted Events naming Istio's fallback",
+    ).to.deep.equal([unrepairable]);
+    const replacement = final.filter((pod) => !fixable.includes(pod.metadata?.name ?? ""));
+    expect(replacement, "the unrepairable pod's replacement").to.have.length(1);
+    for (const pod of replacement) expect(passedFirstRun(pod), pod.metadata?.name).to.equal(true);
+    // cni-repair's own account (its BrokenPodHeld Events): it held every pod Istio fixed, for the agent's min-ready
+    // (cni_agent_not_ready) or for Istio's repair (mesh_repair_pending), whichever was pending when the pod
+    // recovered, and held the unrepairable one for Istio's repair before it fell back.
+    const holds = (name: string) => [
+      ...new Set(
+        events
+          .filter((e) => e.reason === "BrokenPodHeld" && e.involvedObject.name === name)
+          .map((e) => /^held \(([a-z_]+)\)/.exec(e.message ?? "")?.[1] ?? "?"),
+      ),
+    ];
+    for (const name of fixable) expect(holds(name), `${name}: held by cni-repair`).to.not.deep.equal([]);
+    expect(holds(unrepairable), `${unrepairable}: held by cni-repair`).to.include("mesh_repair_pending");
+    return fixable.map((name) => `${name} held ${holds(name).sort().join(", ")}`).join("; ");
   }
 
-  it("repairPods (Istio's default) in istio-system, cni-repair as a Deployment: held while Istio repairs in place, deleted once each as its fallback when that failed", async () => {
-    const result = await race({ agentNamespace: "istio-system", repair: ISTIO_DEFAULT_REPAIR, mode: "cluster" });
-    await expectFallbackAfterIstio(result);
-    console.log(describeReport("repairPods, istio-system, Deployment", result.report));
+  it("repairPods (Istio's default) in istio-system, cni-repair as a Deployment: Istio fixes the pods in place and cni-repair deletes none of them; it deletes once, as Istio's fallback, only the pod whose repair failed", async () => {
+    const result = await race({
+      agentNamespace: "istio-system",
+      repair: ISTIO_DEFAULT_REPAIR,
+      mode: "cluster",
+      breakOneRepair: true,
+    });
+    const holds = await expectFixedInPlaceAndOneFallback(result);
+    console.log(
+      `${describeReport("repairPods, istio-system, Deployment", result.report, result.heldForIstio)}; ${holds}`,
+    );
   });
 
   it("repairPods in kube-system (GKE's layout), cni-repair per node as the chart installs it (nothing pinned): the same, Istio's settings found and read there", async () => {
-    const result = await race({ agentNamespace: "kube-system", repair: ISTIO_DEFAULT_REPAIR, mode: "per-node" });
-    await expectFallbackAfterIstio(result);
-    console.log(describeReport("repairPods, kube-system, per node", result.report));
+    const result = await race({
+      agentNamespace: "kube-system",
+      repair: ISTIO_DEFAULT_REPAIR,
+      mode: "per-node",
+      breakOneRepair: true,
+    });
+    const holds = await expectFixedInPlaceAndOneFallback(result);
+    console.log(`${describeReport("repairPods, kube-system, per node", result.report, result.heldForIstio)}; ${holds}`);
   });
 
   it("repair disabled (kube-system), cni-repair per node: it deletes each broken pod once, after the agent's min-ready; the replacements pass the real validator", async () => {
@@ -282,6 +349,13 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     );
   });
 });
+
+/** Istio's "pod repaired" log lines for the pod (its repair controller logs the pod as namespace/name). */
+function repairedLines(logs: string, pod: string): string[] {
+  return logs
+    .split("\n")
+    .filter((line) => line.includes("pod repaired") && line.split(/\s+/).some((word) => word.endsWith(`/${pod}`)));
+}
 
 function isReady(pod: V1Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
