@@ -52,7 +52,15 @@ describe("detection on the statuses of Istio's real validator and agent (test/fi
     expect(detect(factsOf("healthy.json"), rules)).to.deep.equal({ broken: false });
   });
 
-  it("the crash loop going on after Istio's agent was Ready (its in-place repair failed): still broken, by lastState", () => {
+  it("after Istio's real in-place repair the validator's next run passed (restarted, now Completed): not broken", () => {
+    const facts = factsOf("validator-passed-after-repair.json");
+    const validator = validatorOf(facts);
+    expect(validator?.restartCount).to.be.at.least(1);
+    expect(validator?.state).to.deep.include({ exitCode: 0 });
+    expect(detect(facts, rules)).to.deep.equal({ broken: false });
+  });
+
+  it("the crash loop going on after Istio's agent was Ready (its in-place repair failed: no network namespace found): still broken, by lastState", () => {
     const facts = factsOf("validator-failed-after-agent-ready.json");
     expect(validatorOf(facts)?.restartCount).to.be.at.least(2);
     expect(validatorOf(facts)?.state).to.equal("waiting");
