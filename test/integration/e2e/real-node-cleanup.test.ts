@@ -1,5 +1,6 @@
-// A real node leaves nothing behind: not after stop(), and not after its test process was killed with a pod
-// running (the shims and containers outlive containerd and the kubelet then), once the next start cleans up.
+// A real node leaves nothing behind: not after stop() (also in a PID and mount namespace of its own), and not after
+// its test process was killed with a pod running (the shims and containers outlive containerd and the kubelet
+// then), once the next start cleans up.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api } from "@kubernetes/client-node";
@@ -33,6 +34,24 @@ describe("e2e on a real node: cleanup", function () {
       const api = plane.kubeConfig().makeApiClient(CoreV1Api);
       await startPinnedPod(api, node, "app", "validator-ran");
       expectRunningNode(node.layout);
+      await node.stop();
+      expect(nodeLeftovers(node.layout)).to.deep.equal(NOTHING);
+    } finally {
+      await plane.stop();
+    }
+  });
+
+  it("a node in its own PID and mount namespace (ownPidNamespace): its mounts stay inside it, and stop() removes everything", async () => {
+    const plane = await ControlPlane.start();
+    try {
+      const node = await RealNode.start(plane, { ownPidNamespace: true });
+      const api = plane.kubeConfig().makeApiClient(CoreV1Api);
+      await startPinnedPod(api, node, "app", "validator-ran");
+      const now = nodeLeftovers(node.layout);
+      expect(now.processes.length, "processes").to.be.greaterThan(2);
+      expect(now.mounts, "mounts seen from the machine").to.deep.equal([]);
+      expect(now.cgroups.length, "cgroups").to.be.greaterThan(0);
+      expect(now.links, "links").to.include(node.layout.bridge);
       await node.stop();
       expect(nodeLeftovers(node.layout)).to.deep.equal(NOTHING);
     } finally {
