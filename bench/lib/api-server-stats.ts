@@ -13,7 +13,33 @@ export type ApiServerMetrics = {
   readonly heapInuseBytes: number | undefined;
   /** Watches being served: apiserver_longrunning_requests{verb="WATCH"} summed. */
   readonly watches: number;
+  /** apiserver_request_total by "VERB resource[/subresource]" (codes summed): what a rollout asked of it. */
+  readonly requests: Readonly<Record<string, number>>;
 };
+
+const label = (line: string, name: string): string => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? "";
+
+/** apiserver_request_total summed by verb and resource (and subresource), over codes, scopes and versions. */
+function requestCounts(text: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const sub = label(line, "subresource");
+    const key = `${label(line, "verb")} ${label(line, "resource")}${sub ? `/${sub}` : ""}`;
+    counts[key] = (counts[key] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return counts;
+}
+
+/** The requests counted between two readings, those that changed only. */
+export function requestsBetween(before: ApiServerMetrics, after: ApiServerMetrics): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, count] of Object.entries(after.requests)) {
+    const added = count - (before.requests[key] ?? 0);
+    if (added > 0) out[key] = added;
+  }
+  return out;
+}
 
 /** The value of an unlabelled sample, or the sum of a metric's samples whose labels include `labels`. */
 function sampleSum(text: string, name: string, labels = ""): number | undefined {
@@ -38,6 +64,7 @@ export async function readApiServerMetrics(client: BenchClient): Promise<ApiServ
     rssBytes: need("process_resident_memory_bytes"),
     heapInuseBytes: sampleSum(text, "go_memstats_heap_inuse_bytes"),
     watches: sampleSum(text, "apiserver_longrunning_requests", 'verb="WATCH"') ?? 0,
+    requests: requestCounts(text),
   };
 }
 

@@ -7,11 +7,24 @@ import { type RoundRow, roundsTable } from "./rounds-table.js";
 const MB = 1024 * 1024;
 const mb = (bytes: number | undefined) => (bytes ?? Number.NaN) / MB;
 
+const total = (counts: Readonly<Record<string, number>> | undefined) =>
+  counts === undefined ? Number.NaN : Object.values(counts).reduce((sum, n) => sum + n, 0);
+
 const FLEET_ROWS: readonly RoundRow<FleetRun>[] = [
   { label: "first spawn → every instance synced (s)", value: (r) => (r.allSyncedMs ?? Number.NaN) / 1000, digits: 2 },
   { label: "one instance's spawn → synced, median (s)", value: (r) => (r.syncedP50Ms ?? Number.NaN) / 1000, digits: 2 },
   { label: "API server CPU during the rollout (s, /proc)", value: (r) => r.apiRolloutCpuS, digits: 2 },
   { label: "API server CPU during the rollout (s, its /metrics)", value: (r) => r.apiRolloutMetricsCpuS, digits: 2 },
+  {
+    label: "… less its CPU at rest over as long (s, /proc)",
+    value: (r) => r.apiRolloutNetCpuS,
+    digits: 2,
+  },
+  {
+    label: "requests the rollout sent it (apiserver_request_total)",
+    value: (r) => total(r.rolloutRequests),
+    digits: 0,
+  },
   { label: "API server RSS, peak during the rollout (MB, /proc)", value: (r) => mb(r.apiRssPeakBytes), digits: 0 },
   { label: "… its RSS before the rollout (MB)", value: (r) => mb(r.apiRssBeforeBytes), digits: 0 },
   { label: "API server CPU at rest, before the rollout (ms per s)", value: (r) => r.apiIdleBeforeCpuMsPerS, digits: 1 },

@@ -5,7 +5,7 @@
 // the rollout and at rest (its /metrics and /proc), and the instances' total CPU and RSS.
 import { setTimeout as sleep } from "node:timers/promises";
 import { messageOf } from "../../src/util/message-of.js";
-import { type ApiServerMetrics, RssSampler, readApiServerMetrics } from "../lib/api-server-stats.js";
+import { type ApiServerMetrics, RssSampler, readApiServerMetrics, requestsBetween } from "../lib/api-server-stats.js";
 import { ensureIstioRepairOff } from "../lib/cni-agent.js";
 import { type ControllerKind, OUR_SYNCED_LINE, spawnOurs } from "../lib/controllers.js";
 import { ISTIO_SYNCED_LINE, spawnIstioRepair } from "../lib/istio-repair.js";
@@ -39,6 +39,10 @@ export type FleetRun = {
   /** The API server's CPU from the first spawn to the last synced: /proc (all threads) and its /metrics. */
   apiRolloutCpuS?: number;
   apiRolloutMetricsCpuS?: number;
+  /** The same from /proc, less what it spends at rest over as long (the rate before the rollout). */
+  apiRolloutNetCpuS?: number;
+  /** What the rollout asked of it: apiserver_request_total by verb and resource, from the spawn to all synced. */
+  rolloutRequests?: Readonly<Record<string, number>>;
   /** Its RSS before the rollout (at rest, no instance) and its peak during it (/proc, sampled every 200 ms). */
   apiRssBeforeBytes?: number;
   apiRssPeakBytes?: number;
@@ -93,6 +97,7 @@ export async function runFleetRollout(ctx: BenchContext, round: number, controll
     const before = await readApiServerMetrics(ctx.setup);
     run.apiIdleBeforeCpuMsPerS = await cpuRate([pid], restSeconds);
     run.apiRssBeforeBytes = rssBytes(pid);
+    const atSpawn = await readApiServerMetrics(ctx.setup);
     const rss = new RssSampler(pid);
     const apiCpu0 = cpuSeconds(pid);
     const began = performance.now();
@@ -116,6 +121,8 @@ export async function runFleetRollout(ctx: BenchContext, round: number, controll
     run.syncedP50Ms = each[Math.floor(each.length / 2)] ?? Number.NaN;
     run.apiRolloutCpuS = apiCpu1 - apiCpu0;
     run.apiRolloutMetricsCpuS = during.cpuSeconds - before.cpuSeconds;
+    run.apiRolloutNetCpuS = run.apiRolloutCpuS - (run.apiIdleBeforeCpuMsPerS / 1000) * (run.allSyncedMs / 1000);
+    run.rolloutRequests = requestsBetween(atSpawn, during);
     run.instancesCpuToSyncedS = children.reduce((sum, child) => sum + cpuSeconds(child.pid), 0);
     // Past the collections of the initial lists' garbage, in the API server and in the instances.
     await sleep(settleSeconds * 1000);
