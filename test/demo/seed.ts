@@ -1,7 +1,7 @@
 // The demo's cluster: three nodes with mesh CNI agents (node-c's not Ready yet) and meshed pods, some broken.
 import { randomBytes } from "node:crypto";
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
-import { agentName, createCniAgent, createIstioRepairOff, setCniAgentReady } from "../harness/cni-agents.js";
+import { agentName, createCniAgent, setCniAgentReady } from "../harness/cni-agents.js";
 import {
   type Mesh,
   meshedPod,
@@ -91,9 +91,8 @@ export async function seedDemo(api: CoreV1Api): Promise<void> {
   for (const namespace of [DEMO_NAMESPACE, AGENT_NAMESPACE.istio, AGENT_NAMESPACE.linkerd]) {
     await api.createNamespace({ body: { metadata: { name: namespace } } });
   }
-  // Istio's repair switched off (its chart's repair.enabled=false renders this), so cni-repair repairs istio's pods;
-  // beside an agent without these settings it would hold them, as Istio's defaults repair in place.
-  await createIstioRepairOff(api, AGENT_NAMESPACE.istio);
+  // Istio's agents come with Istio's repair switched off (its chart's repair.enabled=false), so cni-repair repairs
+  // istio's pods; beside an agent without these settings it would hold them, as Istio's defaults repair in place.
   const anHourAgo = new Date(Date.now() - 60 * 60_000);
   for (const mesh of ["istio", "linkerd"] as const) {
     for (const nodeName of NODES) {

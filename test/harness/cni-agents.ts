@@ -25,6 +25,12 @@ export type CniAgentOptions = {
   readonly nodeName: string;
   /** Ready since then; without it the agent is Running but not Ready yet (still starting). */
   readonly readySince?: Date;
+  /**
+   * An Istio agent comes with its repair settings switched off (the default), so the istio rule acts beside it:
+   * agents of earlier tests stay on the shared API server, and one without settings would make every later
+   * controller that reads all namespaces hold istio pods as "unknown". "own": the test writes (or withholds) them.
+   */
+  readonly istioSettings?: "repair off" | "own";
 };
 
 /** Creates the agent pod on the node, owned by its DaemonSet, and writes its status. */
@@ -42,18 +48,15 @@ export async function createCniAgent(api: CoreV1Api, options: CniAgentOptions): 
       labels: { "k8s-app": AGENTS[mesh].label },
     }),
   });
+  if (mesh === "istio" && options.istioSettings !== "own") await createIstioRepairOff(api, namespace);
   await writeAgentStatus(api, { namespace, name }, options.readySince);
 }
 
 /**
- * Marks the agent Ready since the given time, as a finished DaemonSet rollout would; "no time": Ready without a
- * lastTransitionTime (a kubelet never writes that; a hand-written or broken status may).
- */
-/**
  * Istio's repair settings beside its agent with its repair switched off (what its chart renders for
  * repair.enabled=false), unless they are there already: an Istio agent without them is "unknown" and its pods held.
  */
-export async function createIstioRepairOff(api: CoreV1Api, namespace: string): Promise<void> {
+async function createIstioRepairOff(api: CoreV1Api, namespace: string): Promise<void> {
   try {
     await api.createNamespacedConfigMap({
       namespace,
@@ -64,6 +67,10 @@ export async function createIstioRepairOff(api: CoreV1Api, namespace: string): P
   }
 }
 
+/**
+ * Marks the agent Ready since the given time, as a finished DaemonSet rollout would; "no time": Ready without a
+ * lastTransitionTime (a kubelet never writes that; a hand-written or broken status may).
+ */
 export async function setCniAgentReady(
   api: CoreV1Api,
   agent: { namespace: string; name: string },

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { documentedLeaderPod } from "../docs/runbook-commands.js";
 import { podRequests } from "./audit-log.js";
 import { createPodInState, repairEvents } from "./broken-pods.js";
-import { createCniAgent, createIstioRepairOff } from "./cni-agents.js";
+import { createCniAgent } from "./cni-agents.js";
 import type { ControlPlane } from "./control-plane.js";
 import { createControllerPod, deleteControllerPod } from "./controller-pod.js";
 import { ControllerProcess } from "./controller-process.js";
@@ -176,8 +176,7 @@ export async function runModeScenario(mode: Overlay, context: ScenarioContext): 
       );
   };
 
-  // Istio's settings beside its agent, read by name through the access the mode grants: the istio rule acts.
-  await createIstioRepairOff(api, namespace);
+  // The agent comes with Istio's settings (repair off), read by name through the access the mode grants.
   await readyAgent(node("a"));
   if (mode === "per-node") await readyAgent(node("b"));
   const running = await context.start(node("a"), podName);

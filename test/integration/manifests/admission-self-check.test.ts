@@ -3,7 +3,7 @@
 // with a binding deleted it warns, naming the policy and what is missing, and runs on all the same.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { createCniAgent, createIstioRepairOff } from "../../harness/cni-agents.js";
+import { createCniAgent } from "../../harness/cni-agents.js";
 import { kubectl } from "../../harness/kubectl.js";
 import { inClusterRuns } from "../../harness/mode-scenarios.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
@@ -22,7 +22,6 @@ describe("manifests: the startup check of the admission policies", function () {
     const api = plane.kubeConfig().makeApiClient(CoreV1Api);
     namespace = await createTestNamespace(api, "as");
     await createCniAgent(api, { namespace, mesh: "istio", nodeName: `${namespace}-a`, readySince: new Date(0) });
-    await createIstioRepairOff(api, namespace);
   });
 
   after(async () => {

@@ -83,7 +83,13 @@ describe("Istio's repair settings where its CNI agent runs (kube-system, istio-s
         body: { metadata: { name: "istio-cni-config", namespace: where }, data: settings },
       });
     }
-    await createCniAgent(api, { namespace: where, mesh: "istio", nodeName: NODE, readySince: HOUR_AGO() });
+    await createCniAgent(api, {
+      namespace: where,
+      mesh: "istio",
+      istioSettings: "own",
+      nodeName: NODE,
+      readySince: HOUR_AGO(),
+    });
   };
 
   const removeIstio = async (where: string) => {

@@ -75,7 +75,13 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("repairPods=true: holds a pod Istio can still fix, deletes it once a run started late enough failed; a Never pod at once", async () => {
     await writeConfigMap({ REPAIR_ENABLED: "true", REPAIR_REPAIR_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await createCniAgent(api, {
+      namespace,
+      mesh: "istio",
+      istioSettings: "own",
+      nodeName: NODE,
+      readySince: new Date(agentReadyAt),
+    });
     await brokenBeforeAgent("fixable", agentReadyAt);
     await createPodInState(
       api,
@@ -121,7 +127,13 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("a settings change applies within seconds, no restart: in place → Istio deletes (held) → repair off (deleted)", async () => {
     await writeConfigMap({ REPAIR_REPAIR_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await createCniAgent(api, {
+      namespace,
+      mesh: "istio",
+      istioSettings: "own",
+      nodeName: NODE,
+      readySince: new Date(agentReadyAt),
+    });
     await brokenBeforeAgent("waits", agentReadyAt);
     await start();
     await waitFor("held for Istio's in-place repair", async () => (await held("mesh_repair_pending")) === 1);
@@ -150,6 +162,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     await createCniAgent(api, {
       namespace,
       mesh: "istio",
+      istioSettings: "own",
       nodeName: NODE,
       readySince: new Date(Date.now() - 3_600_000),
     });
@@ -176,6 +189,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     await createCniAgent(api, {
       namespace,
       mesh: "istio",
+      istioSettings: "own",
       nodeName: NODE,
       readySince: new Date(Date.now() - 3_600_000),
     });
@@ -226,7 +240,13 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("least privilege: a Role with resourceNames lets the controller list and watch the settings by name; without it, a warning and pods held as if Istio repairs in place", async () => {
     await writeConfigMap({ REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, { namespace, mesh: "istio", nodeName: NODE, readySince: new Date(agentReadyAt) });
+    await createCniAgent(api, {
+      namespace,
+      mesh: "istio",
+      istioSettings: "own",
+      nodeName: NODE,
+      readySince: new Date(agentReadyAt),
+    });
     await brokenBeforeAgent("guarded", agentReadyAt);
     const identity = await inClusterIdentity(controlPlane(), namespace, "restricted", [
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },

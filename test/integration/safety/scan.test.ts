@@ -39,6 +39,8 @@ describe("cni-repair scan", () => {
       `--kubeconfig=${controlPlane().kubeconfigPath}`,
       `--field-selector=metadata.namespace=${namespace}`,
       "--cni-agent-gate=off",
+      // Istio's settings read here only: other tests leave theirs (repair off) in their own namespaces.
+      `--cni-agent-namespace=${namespace}`,
       ...args,
     ]);
 
@@ -166,6 +168,7 @@ describe("cni-repair scan", () => {
       `--kubeconfig=${controlPlane().kubeconfigPath}`,
       "--namespaces=no-such-namespace",
       "--cni-agent-gate=off",
+      "--cni-agent-namespace=no-such-namespace",
     ]);
     expect(nowhere.code, nowhere.stderr).to.equal(0);
     expect(nowhere.stdout).to.match(/^0 pods checked \(namespace no-such-namespace, /);
