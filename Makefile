@@ -194,6 +194,13 @@ bench: bundle controlplane-server ## Benchmarks vs a client-node baseline and Is
 istio-repair: ## Build (once, cached) Istio's repair controller from the Go module proxy (bench/istio-repair/go.mod)
 	bench/istio-repair/build.sh
 
+# Only the DaemonSet rollout on many nodes (bench/README.md, "Fleet rollout"), side by side with Istio's controller.
+FLEET_ONLY := BENCH_SIZES=none BENCH_PER_NODE_ROUNDS=0 BENCH_SIDE_PODS=0 BENCH_OUTAGE_ROUNDS=0 BENCH_SOAK_SECONDS=0 \
+  BENCH_MASS_PODS=0
+.PHONY: bench-fleet
+bench-fleet: bundle controlplane-server ## Only the DaemonSet rollout: 100 per-node instances at once (BENCH_FLEET_NODES), beside Istio's (~15 min)
+	@$(WITH_ISTIO_REPAIR) $(FLEET_ONLY) node dist/bench/run.js
+
 .PHONY: bench-smoke
 bench-smoke: bundle controlplane-server ## The benchmarks at a few dozen pods, one round (under a minute), with Istio's controller (built once), so they keep working
 	$(BENCH_SMOKE_RUN)

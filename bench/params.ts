@@ -29,6 +29,8 @@ export type BenchParams = {
   readonly side: SideBySideParams;
   /** The repairs at the defaults (scenarios/agent-outage.ts, scenarios/unexplained-wave.ts), side by side with Istio. */
   readonly outage: OutageParams;
+  /** The DaemonSet rollout on many nodes at once (scenarios/fleet-rollout.ts), side by side with Istio. */
+  readonly fleet: FleetParams;
   /** Requests in flight while creating pods. */
   readonly concurrency: number;
   /** One extra, unmeasured run per controller at the largest size with a CPU profile and heap snapshot. */
@@ -73,6 +75,18 @@ export type OutageParams = {
   readonly terminationMs: number;
 };
 
+export type FleetParams = {
+  /** Nodes, one instance of each controller per node, all started at once; 0 skips the rollout. */
+  readonly nodes: number;
+  /** Healthy pods on each node. */
+  readonly podsPerNode: number;
+  readonly rounds: number;
+  /** Before each run (the previous run's watches closed) and after the rollout (the lists' garbage collected). */
+  readonly settleSeconds: number;
+  /** The windows over which CPU at rest is read: before the rollout and after it. */
+  readonly restSeconds: number;
+};
+
 const ISSUE_SIZES = [1_000, 10_000, 50_000, 100_000];
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -86,7 +100,8 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
 export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
   const smoke = env.BENCH_SMOKE === "1";
   const pods = int(env, "BENCH_PODS", smoke ? 40 : 10_000, 1);
-  const explicit = env.BENCH_SIZES?.split(",").map((s) => Number(s.trim()));
+  // "none": no cluster-wide trials at all (a run of other scenarios only, e.g. make bench-fleet).
+  const explicit = env.BENCH_SIZES === "none" ? [] : env.BENCH_SIZES?.split(",").map((s) => Number(s.trim()));
   if (explicit?.some((s) => !Number.isInteger(s) || s < 0))
     throw new Error(`BENCH_SIZES=${env.BENCH_SIZES}: want integers`);
   const sizes = [...new Set(explicit ?? [0, ...ISSUE_SIZES.filter((s) => s < pods), pods])].sort((a, b) => a - b);
@@ -95,7 +110,7 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
   const rounds = int(env, "BENCH_ROUNDS", smoke ? 1 : 3, 1);
   const sidePods = int(env, "BENCH_SIDE_PODS", smoke ? 30 : 1_000);
   return {
-    pods: Math.max(...sizes),
+    pods: Math.max(0, ...sizes),
     sizes,
     rounds,
     churnRate: int(env, "BENCH_CHURN_RATE", smoke ? 20 : 50),
@@ -123,6 +138,13 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
       burstRate: int(env, "BENCH_SIDE_BURST_RATE", 5, 1),
     },
     outage: readOutage(env, smoke, rounds, sidePods),
+    fleet: {
+      nodes: int(env, "BENCH_FLEET_NODES", smoke ? 4 : 100),
+      podsPerNode: int(env, "BENCH_FLEET_NODE_PODS", smoke ? 3 : 30, 1),
+      rounds: int(env, "BENCH_FLEET_ROUNDS", rounds),
+      settleSeconds: int(env, "BENCH_FLEET_SETTLE_SECONDS", smoke ? 1 : 5),
+      restSeconds: int(env, "BENCH_FLEET_REST_SECONDS", smoke ? 1 : 10, 1),
+    },
     concurrency: int(env, "BENCH_CONCURRENCY", 32, 1),
     profile: env.BENCH_PROFILE === "1",
     outDir: env.BENCH_OUT ?? "bench/results",

@@ -15,6 +15,7 @@ import { lineOf, Skips } from "./lib/skips.js";
 import { ensureVictimNamespaces } from "./lib/victims.js";
 import { readParams } from "./params.js";
 import { latencyCdf, massTimeline, memoryVsPods } from "./report/charts.js";
+import { fleetTable } from "./report/fleet.js";
 import { perNodeTable } from "./report/per-node.js";
 import { agentOutageTable, sideBySideTable, unexplainedWaveTable } from "./report/side-by-side.js";
 import { soakChart, soakTable } from "./report/soak.js";
@@ -23,6 +24,7 @@ import { summarize } from "./report/summary.js";
 import { type FloorRun, sizeTable } from "./report/table.js";
 import { runAgentOutage } from "./scenarios/agent-outage.js";
 import type { BenchContext } from "./scenarios/context.js";
+import { createFleet, type FleetRun, removeFleet, runFleetRollout } from "./scenarios/fleet-rollout.js";
 import type { MassResult } from "./scenarios/mass-repair.js";
 import { massRepairWithDefaultLimits } from "./scenarios/mass-shape.js";
 import { AGENT_NAMESPACE, createNodeAgentPods, type PerNodeRun, runPerNode } from "./scenarios/per-node.js";
@@ -108,10 +110,15 @@ const unexplainedRuns: WaveRun[] = [];
 // The baseline knows no CNI agent (it deletes during the outage) and no defaults: these compare cni-repair and Istio.
 const outageKinds = sideKinds.filter((kind) => kind !== "baseline");
 const unexplainedRounds = outage.unexplainedPods > 0 ? outage.rounds : 0;
+const fleet = params.fleet;
+const fleetRuns: FleetRun[] = [];
+// What a DaemonSet runs: the baseline is no per-node workload anyone installs.
+const fleetKinds = outageKinds;
 const istioRuns = [
   params.side.pods > 0 && params.side.rounds > 0 && "side-by-side",
   params.side.pods > 0 && unexplainedRounds > 0 && "unexplained-wave",
   outage.rounds > 0 && outageShapes.length > 0 && "agent-outage",
+  fleet.nodes > 0 && fleet.rounds > 0 && "fleet rollout",
 ].filter((name) => name !== false);
 if (istio.binary !== undefined) progress(`Istio's repair controller: ${istio.binary}`);
 else if (istioRuns.length > 0) {
@@ -133,6 +140,17 @@ try {
         progress(`per-node, round ${round}, ${controller}: ${describePerNode(run)}`);
       }
     }
+  }
+  if (fleet.nodes > 0 && fleet.rounds > 0) {
+    await createFleet(ctx);
+    for (let round = 1; round <= fleet.rounds; round++) {
+      for (const controller of inOrder(round, fleetKinds)) {
+        const run = await runFleetRollout(ctx, round, controller);
+        fleetRuns.push(run);
+        progress(`fleet rollout on ${fleet.nodes} nodes, round ${round}, ${controller}: ${describeFleet(run)}`);
+      }
+    }
+    await removeFleet(ctx);
   }
   if (params.side.pods > 0 && params.side.rounds + unexplainedRounds > 0) {
     await createSidePods(ctx);
@@ -245,6 +263,7 @@ const tables = (
       return runs.length > 0 ? [agentOutageTable(runs, outageKinds, shape)] : [];
     }),
   )
+  .concat(fleetRuns.length > 0 ? [fleetTable(fleetRuns, fleetKinds, fleet)] : [])
   .concat(perNodeRuns.length > 0 ? [perNodeTable(perNodeRuns, kinds)] : [])
   .concat(
     summaries.map((summary) =>
@@ -260,7 +279,7 @@ const tables = (
   .join("\n\n");
 writeFileSync(
   join(resultsDir, "results.json"),
-  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, unexplainedRuns, outageRuns, perNodeRuns, trials, floors, massRuns, soak, summaries, skipped: skips.all }, null, 1)}\n`,
+  `${JSON.stringify({ params, machine, ourFlags, kinds, istioRepair, populationSeconds, sideRuns, unexplainedRuns, outageRuns, fleetRuns, perNodeRuns, trials, floors, massRuns, soak, summaries, skipped: skips.all }, null, 1)}\n`,
 );
 writeFileSync(join(resultsDir, "table.md"), `${tables}\n`);
 if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak));
@@ -268,7 +287,7 @@ if (soak) writeFileSync(join(resultsDir, "memory-over-time.svg"), soakChart(soak
 if (trials.some((trial) => (trial.latency?.samplesMs.length ?? 0) > 0)) {
   writeFileSync(join(resultsDir, "latency-cdf.svg"), latencyCdf(trials, kinds));
 }
-writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
+if (trials.length > 0) writeFileSync(join(resultsDir, "memory-vs-pods.svg"), memoryVsPods(trials, kinds));
 if (massRuns.length > 0) writeFileSync(join(resultsDir, "mass-repair.svg"), massTimeline(massRuns));
 const latest = resolve(params.outDir, "latest");
 rmSync(latest, { force: true });
@@ -285,6 +304,7 @@ const failed = [
   ...sideRuns.map((run) => ({ ...run, where: "side by side" })),
   ...unexplainedRuns.map((run) => ({ ...run, where: "unexplained wave" })),
   ...outageRuns.map((run) => ({ ...run, where: `agent outage on ${run.nodes} node(s)` })),
+  ...fleetRuns.map((run) => ({ ...run, where: `fleet rollout on ${run.nodes} nodes` })),
 ].filter((run) => run.error !== undefined);
 for (const run of failed) progress(`failed: ${run.controller} at ${run.where}, round ${run.round}: ${run.error}`);
 for (const skip of skips.all) progress(lineOf(skip));
@@ -329,6 +349,19 @@ function describeSide(run: SideRun): string {
     `burst p50 ${ms(run.burst?.p50)} / p99 ${ms(run.burst?.p99)} ms`,
     `${ms(run.deletesPerRepairedPod, 2)} DELETEs per pod`,
   ].join("; ");
+}
+
+function describeFleet(run: FleetRun): string {
+  if (run.error !== undefined) return `FAILED: ${run.error}`;
+  const s = (value: number | undefined, digits = 2) => (value ?? Number.NaN).toFixed(digits);
+  const mb = (bytes: number | undefined) => ((bytes ?? Number.NaN) / 2 ** 20).toFixed(0);
+  return (
+    `all synced in ${s((run.allSyncedMs ?? Number.NaN) / 1000)} s; API server CPU ${s(run.apiRolloutCpuS)} s ` +
+    `(/metrics ${s(run.apiRolloutMetricsCpuS)}), RSS peak ${mb(run.apiRssPeakBytes)} MB; at rest ` +
+    `${s(run.apiRestCpuMsPerS, 1)} ms/s (before ${s(run.apiIdleBeforeCpuMsPerS, 1)}), RSS ${mb(run.apiRestRssBytes)} MB, ` +
+    `${run.watchesOpened} watches; instances CPU ${s(run.instancesCpuToSyncedS)} s to synced, ` +
+    `${s(run.instancesRestCpuMsPerS)} ms/s at rest, RSS ${mb(run.instancesRssBytes)} MB`
+  );
 }
 
 function describeWave(run: WaveRun): string {

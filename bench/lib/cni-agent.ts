@@ -51,3 +51,22 @@ export async function setAgentReady(client: BenchClient, node: string, since: Da
     MERGE_PATCH,
   );
 }
+
+/**
+ * Istio's repair settings beside the agents, its repair switched off (what its chart renders for repair.enabled=false),
+ * so cni-repair at its defaults (--istio-repair=auto: it reads them) acts on the istio rule, as in a cluster whose
+ * Istio repair is off.
+ */
+export async function ensureIstioRepairOff(client: BenchClient): Promise<void> {
+  await ensureNamespace(client, AGENT_NAMESPACE);
+  try {
+    await client.request("POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/configmaps`, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "istio-cni-config", namespace: AGENT_NAMESPACE },
+      data: { REPAIR_ENABLED: "false" },
+    });
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.includes(" 409 ")) throw error;
+  }
+}

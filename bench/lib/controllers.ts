@@ -112,14 +112,14 @@ export type StartOptions = {
 };
 
 /** cni-repair runs with the Node flags the manifests install for its mode (per-node runs: the DaemonSet's). */
-const installedFlags = (options: StartOptions): readonly string[] =>
+const installedFlags = (options: Pick<StartOptions, "nodeName">): readonly string[] =>
   installedNodeFlags(options.nodeName ? "per-node" : "cluster");
 
 /**
  * What the image and the manifests put in cni-repair's environment for its start: the mode's --v8-flags, and the
  * compile cache beside the bundle (image/compile-cache.sh; the image sets the same two variables for /app).
  */
-function installedEnv(options: StartOptions, main: string): Record<string, string> {
+function installedEnv(options: Pick<StartOptions, "nodeName">, main: string): Record<string, string> {
   const cache = join(dirname(main), "../../../compile-cache");
   return {
     ...installedV8FlagsEnv(options.nodeName ? "per-node" : "cluster"),
@@ -132,6 +132,30 @@ const baseEnv = (kubeconfig: string): Record<string, string> => ({
   HOME: process.env.HOME ?? "/tmp",
   KUBECONFIG: kubeconfig,
 });
+
+/** The log line cni-repair writes once its caches are synced (the same moment /readyz turns 200). */
+export const OUR_SYNCED_LINE = '"msg":"cache synced; repairing"';
+
+/**
+ * Spawns cni-repair (or the candidate) as installed, without waiting for anything: startController polls its
+ * /readyz; many at once (the fleet rollout) wait for OUR_SYNCED_LINE instead, so the polling adds no load.
+ */
+export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeconfig">): ProbedProcess {
+  if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
+  const main = options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN;
+  return new ProbedProcess({
+    script: main,
+    args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
+    // A candidate runs with exactly the Node flags it is given (its sources may not know --v8-flags).
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...options.inClusterEnv,
+      ...(options.kind === "candidate" ? {} : installedEnv(options, main)),
+    },
+    nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
+    ...(options.bare && { bare: true }),
+  });
+}
 
 export async function startController(options: StartOptions): Promise<StartedController> {
   if (options.kind === "istio") throw new Error("Istio's controller starts through lib/istio-repair.ts");
@@ -152,20 +176,7 @@ export async function startController(options: StartOptions): Promise<StartedCon
     }
     return { process: child, readyMs: performance.now() - child.startedAt, listMs: undefined };
   }
-  if (options.kind === "candidate" && !options.candidate) throw new Error("no candidate configured");
-  const main = options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN;
-  const child = new ProbedProcess({
-    script: main,
-    args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
-    // A candidate runs with exactly the Node flags it is given (its sources may not know --v8-flags).
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...options.inClusterEnv,
-      ...(options.kind === "candidate" ? {} : installedEnv(options, main)),
-    },
-    nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
-    ...(options.bare && { bare: true }),
-  });
+  const child = spawnOurs(options);
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);
   const url = String((JSON.parse(listening) as { url?: string }).url).replace("0.0.0.0", "127.0.0.1");
   const deadline = performance.now() + options.readyTimeoutMs;

@@ -43,6 +43,18 @@ export function findIstioRepair(env: NodeJS.ProcessEnv = process.env): IstioRepa
   }
 }
 
+/** The line the bench's main.go prints once its pod informer has synced. */
+export const ISTIO_SYNCED_LINE = "synced";
+
+/** Spawns it for `node` with the bench's kubeconfig, without waiting (many at once: the fleet rollout). */
+export function spawnIstioRepair(binary: string, kubeconfig: string, node: string): WatchedProcess {
+  return new WatchedProcess({
+    command: binary,
+    args: [`--kubeconfig=${kubeconfig}`, `--node-name=${node}`],
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
+  });
+}
+
 /** Spawns it for `node` with the bench's kubeconfig; resolves once its pod informer has synced. */
 export async function startIstioRepair(
   binary: string,
@@ -50,13 +62,9 @@ export async function startIstioRepair(
   node: string,
   readyTimeoutMs: number,
 ): Promise<{ process: WatchedProcess; readyMs: number }> {
-  const child = new WatchedProcess({
-    command: binary,
-    args: [`--kubeconfig=${kubeconfig}`, `--node-name=${node}`],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
-  });
+  const child = spawnIstioRepair(binary, kubeconfig, node);
   try {
-    await child.waitForLine((line) => line === "synced", readyTimeoutMs);
+    await child.waitForLine((line) => line === ISTIO_SYNCED_LINE, readyTimeoutMs);
   } catch (error) {
     await child.stop();
     throw error;

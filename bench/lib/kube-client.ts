@@ -42,6 +42,18 @@ export class BenchClient {
     return text.length > 0 ? JSON.parse(text) : undefined;
   }
 
+  /** A GET whose answer is text (the API server's /metrics); non-2xx answers throw ApiStatusError. */
+  async text(path: string): Promise<string> {
+    const response = await fetch(this.#access.server + path, {
+      dispatcher: this.#agent,
+      headers: { authorization: `Bearer ${this.#access.token}`, "user-agent": this.#userAgent },
+    });
+    const text = await response.text();
+    if (response.status !== 200)
+      throw new ApiStatusError(`GET ${path}: ${response.status} ${text.slice(0, 300)}`, response.status);
+    return text;
+  }
+
   /** Same as request, but 404 (and 409 when asked) are not errors; returns whether it succeeded. */
   async tolerant(method: string, path: string, body?: unknown, also409 = false): Promise<boolean> {
     try {

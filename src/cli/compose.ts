@@ -1,8 +1,7 @@
-// The composition root of run, scan and explain: it only constructs. Built in the order data flows, each part from
-// parts already made, but for one closure: the safety object reads detection's context, which is built after it
-// because it reads the agents' Ready times back from the safety object.
-//   what the guards read (node agents, namespaces, Istio's settings) → the safety object → detection's context
-//   → the pod cache (its bookkeeping in its own order) → the startup-taint node cache and judge
+// The composition root of run, scan and explain: it only constructs, in the order data flows, each part from parts
+// already made (no forward reference):
+//   what the guards read (node agents, namespaces, Istio's settings) → the agents' readiness → detection's context
+//   → the safety object → the pod cache (its bookkeeping in its own order) → the startup-taint node cache and judge
 //   → the query facade scan and explain read the caches through
 //   → [run, scan: the Event writer → the pod controller: reconciler, queue, workers, triggers → the startup-taint
 //   controller: reconciler, queue, worker, triggers → the manager, which starts and stops them in order].
@@ -37,6 +36,7 @@ import {
   buildStartupTaintController,
   type StartupTaintCaches,
 } from "../prevent/build-startup-taints.js";
+import { AgentReadiness } from "../safety/agent-readiness.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { Safety } from "../safety/safety.js";
 import { type Clock, systemClock } from "../util/clock.js";
@@ -207,14 +207,30 @@ function composeCaches(
         });
   const istioRepair = istioRepairWatch(config, settings, metrics, logger, failed, nodeAgents);
 
-  // 2. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
-  // It reads detection's context (3), which reads it back (when the node's agents turned Ready): the one closure.
-  const safety: Safety = new Safety({
+  // 2. Every question about the node agents' readiness (the gate, the outage, the enrolment grace, Istio's fallback,
+  // startup taints), by the command's Ready basis.
+  const readiness = new AgentReadiness({
+    gatesByRule: nodeAgents.gatesByRule,
+    ...(options.agentReadyBasis && { basis: options.agentReadyBasis }),
+    clock,
+  });
+
+  // 3. Detection's context. Ambient enrolment grace: when each pod was seen entering scope, and when its node's
+  // agents turned Ready.
+  const unenrolled = new UnenrolledSince(ambientRules, clock);
+  const context = (): DetectContext => ({
+    nowMs: clock.now(),
+    namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
+    seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid),
+    readiness,
+  });
+
+  // 4. The safety object: every guard, the holds, and the events that may free a held pod (the triggers listen).
+  const safety = new Safety({
     limits: config.limits,
     loopBackoff: config.loopBackoff,
     storm: config.storm,
-    nodeAgentGates: nodeAgents.gatesByRule,
-    ...(options.agentReadyBasis && { readyBasis: options.agentReadyBasis }),
+    readiness,
     ...(istioRepair && {
       istioRepair: { rule: ISTIO_RULE, validator: istioRepair.validator, state: () => istioRepair.watch.state },
     }),
@@ -223,7 +239,7 @@ function composeCaches(
     label: config.label,
     deleteBarePods: config.deleteBarePods,
     metrics,
-    context: () => context(),
+    context,
     clock,
   });
   const stormReport = new StormReport(safety.storm, metrics, logger.child({ component: "controller" }));
@@ -231,20 +247,7 @@ function composeCaches(
     if (event.kind === "storm") stormReport.transition(event.transition);
   });
 
-  // 3. Detection's context. Ambient enrolment grace: when each pod was seen entering scope, and when its node's
-  // agents turned Ready.
-  const unenrolled = new UnenrolledSince(ambientRules, clock);
-  const context = (): DetectContext => {
-    const nowMs = clock.now();
-    return {
-      nowMs,
-      namespaceLabel: (namespace, key) => namespaces.get(namespace)?.labels[key],
-      seenUnenrolledSince: (uid) => unenrolled.sinceOf(uid),
-      agentsReadySince: (node, rule) => safety.agentsReadySince(node, rule),
-    };
-  };
-
-  // 4. The pod cache, with its bookkeeping in its own fixed order (enrolment clocks, detection, the safety
+  // 5. The pod cache, with its bookkeeping in its own fixed order (enrolment clocks, detection, the safety
   // object's standings, the gauge) before anything it publishes to.
   const pods = new PodCache({
     config,
@@ -259,10 +262,10 @@ function composeCaches(
     safety: ({ change, verdict }) => safety.observe(change, verdict),
   });
 
-  // 5. Startup taints (issue 17): the node cache and the judgement over it, by the same CNI agent caches.
+  // 6. Startup taints (issue 17): the node cache and the judgement over it, by the same CNI agents' readiness.
   const startupTaints = buildStartupTaintCaches(config, {
     settings,
-    agents: cniAgentSets(nodeAgents).map((set) => set.watch.agents),
+    readiness,
     observer: watchTelemetry(metrics, "nodes", watchLog.child({ watch: "nodes" }), { failed }),
     clock,
   });
@@ -282,7 +285,7 @@ function composeCaches(
       ...(istioRepair ? [istioRepair.watch] : []),
       ...(startupTaints ? [startupTaints.nodes.reflector] : []),
     ],
-    // 6. The questions scan and explain ask of all of it.
+    // 7. The questions scan and explain ask of all of it.
     query: new PodQuery(config, {
       pods: pods.store,
       safety,

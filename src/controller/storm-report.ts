@@ -1,15 +1,15 @@
 // Says when a storm breaker opens or closes: the open-breakers gauge and one log line per transition.
 import type { Logger } from "../observe/logger.js";
 import type { Metrics } from "../observe/metrics.js";
-import type { StormBreaker, StormTransition } from "../safety/storm-breaker.js";
+import type { StormTransition, StormView } from "../safety/storm-breaker.js";
 
 export class StormReport {
-  readonly #storm: StormBreaker;
+  readonly #storm: StormView;
   readonly #metrics: Metrics;
   readonly #logger: Logger;
   #openNodeBreakers = 0;
 
-  constructor(storm: StormBreaker, metrics: Metrics, logger: Logger) {
+  constructor(storm: StormView, metrics: Metrics, logger: Logger) {
     this.#storm = storm;
     this.#metrics = metrics;
     this.#logger = logger;

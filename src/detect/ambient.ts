@@ -6,6 +6,12 @@ import type { AmbientRule } from "./rule.js";
 /** The moment an enrolment grace counts from, and why (for logs, and for `explain`). */
 export type GraceStart = { readonly atMs: number; readonly cause: string };
 
+/**
+ * When the rule's node agents (CNI agent, ztunnel) that are Ready on a node turned Ready: the latest of them. An
+ * agent with none Ready adds nothing: its gate holds the pod. (safety/agent-readiness.ts answers it.)
+ */
+export type AgentGraceStarts = { graceStart(node: string, rule: string): GraceStart | undefined };
+
 /** What detection needs beyond the pod itself: the time, namespace labels, and what this controller observed. */
 export type DetectContext = {
   readonly nowMs: number;
@@ -15,11 +21,8 @@ export type DetectContext = {
    * change seen live, or its first sight after a start. Absent where nothing keeps that memory (scan).
    */
   readonly seenUnenrolledSince?: ((uid: string) => number | undefined) | undefined;
-  /**
-   * The latest Ready transition, as this controller observed it, among the rule's node agents (CNI agent,
-   * ztunnel) that are Ready on the node. An agent with none Ready adds nothing: its gate holds the pod.
-   */
-  readonly agentsReadySince?: ((node: string, rule: string) => GraceStart | undefined) | undefined;
+  /** The node agents' readiness: the grace counts from their latest Ready transition (as the command goes by). */
+  readonly readiness?: AgentGraceStarts | undefined;
 };
 
 export type AmbientJudgement =
@@ -61,7 +64,7 @@ export function graceStart(facts: PodFacts, rule: AmbientRule, context: DetectCo
   if (seenAt !== undefined && seenAt > start.atMs) {
     start = { atMs: seenAt, cause: "entered ambient scope (seen by this controller)" };
   }
-  const agents = context.agentsReadySince?.(facts.nodeName ?? "", rule.name);
+  const agents = context.readiness?.graceStart(facts.nodeName ?? "", rule.name);
   if (agents !== undefined && agents.atMs > start.atMs) start = agents;
   return start;
 }

@@ -1,6 +1,6 @@
 // The cache of a node agent's pods (e.g. istio-cni-node): where each runs, when the kubelet says it turned Ready, and
 // when this process first saw that Ready spell. What counts as "Ready long enough" is safety's rule
-// (safety/cni-agents.ts), not the cache's.
+// (safety/cni-agents.ts, asked through safety/agent-readiness.ts), not the cache's.
 import { FactsStore } from "./facts-store.js";
 
 /** The little we keep of an agent pod. */

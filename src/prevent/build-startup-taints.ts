@@ -7,7 +7,7 @@ import type { EventRecorder } from "../act/event-recorder.js";
 import type { Config } from "../config/config.js";
 import { Controller, type Leadership } from "../controller/controller.js";
 import type { Source } from "../controller/watches.js";
-import type { AgentFacts, CniAgents } from "../informer/cni-agent-pods.js";
+import type { AgentFacts } from "../informer/cni-agent-pods.js";
 import type { StoreChange } from "../informer/facts-store.js";
 import { NodeCache } from "../informer/node-cache.js";
 import type { ReflectorObserver } from "../informer/reflector.js";
@@ -16,6 +16,7 @@ import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import type { StandardMetrics } from "../observe/standard-metrics.js";
 import { WorkQueue } from "../queue/work-queue.js";
+import type { AgentReadiness } from "../safety/agent-readiness.js";
 import type { Clock } from "../util/clock.js";
 import { StartupTaints } from "./startup-taints.js";
 import { TaintExpectations } from "./taint-expectations.js";
@@ -31,15 +32,15 @@ export type StartupTaintCaches = {
   readonly nodes: NodeCache;
   readonly expectations: TaintExpectations;
   readonly judge: TaintJudge;
-  /** The CNI agent caches (not ztunnel's): every one must be Ready on a node before its taint goes. */
-  readonly agents: readonly CniAgents[];
+  /** Where a node's CNI agents stand (not ztunnel's): every one must be Ready on a node before its taint goes. */
+  readonly readiness: AgentReadiness;
 };
 
 export function buildStartupTaintCaches(
   config: Config,
   deps: {
     readonly settings: ReflectorSettings;
-    readonly agents: readonly CniAgents[];
+    readonly readiness: AgentReadiness;
     /** The node watch's metrics and logs, as every other watch has. */
     readonly observer: ReflectorObserver;
     readonly clock: Clock;
@@ -47,7 +48,7 @@ export function buildStartupTaintCaches(
 ): StartupTaintCaches | undefined {
   const settings = config.startupTaint;
   if (!settings) return undefined;
-  const { clock, agents } = deps;
+  const { clock, readiness } = deps;
   const nodes = new NodeCache({
     config,
     settings: deps.settings,
@@ -57,8 +58,8 @@ export function buildStartupTaintCaches(
   });
   const expectations = new TaintExpectations(nodes.store, clock);
   const policy = { ...settings, minReadyMs: config.cniAgentGate?.minReadyMs ?? 0 };
-  const judge = new TaintJudge({ policy, nodes, agents, expectations, clock });
-  return { nodes, expectations, judge, agents };
+  const judge = new TaintJudge({ policy, nodes, readiness, expectations, clock });
+  return { nodes, expectations, judge, readiness };
 }
 
 export function buildStartupTaintController(
@@ -66,7 +67,7 @@ export function buildStartupTaintController(
   caches: StartupTaintCaches,
   deps: {
     readonly transport: KubeTransport;
-    /** The agent caches' changes (the same caches as `caches.agents`). */
+    /** The CNI agent caches' changes (the agents `caches.readiness` asks about). */
     readonly agentChanges: readonly Source<StoreChange<AgentFacts>>[];
     readonly logger: Logger;
     readonly registry?: Registry | undefined;
@@ -80,11 +81,11 @@ export function buildStartupTaintController(
     readonly clock: Clock;
   },
 ): Controller {
-  const { nodes, expectations, judge, agents } = caches;
+  const { nodes, expectations, judge, readiness } = caches;
   const keys = config.startupTaint?.keys ?? [];
   const { leadership } = deps;
   const metrics = deps.registry
-    ? createTaintMetrics(deps.registry, keys, taintGaugeSource(nodes, judge, agents, deps.clock))
+    ? createTaintMetrics(deps.registry, keys, taintGaugeSource(nodes, judge, readiness, deps.clock))
     : undefined;
   const reconciler = new StartupTaints({
     judge,

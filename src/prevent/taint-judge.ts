@@ -3,14 +3,19 @@
 // what it saw: since when the node's agent has been NotReady (continuous mode counts from there) and why the taint
 // is held (the held-nodes gauge, and the nodes a freed place under the share cap wakes). A dry look (scan, explain,
 // the gauges) changes nothing.
-import type { CniAgents } from "../informer/cni-agent-pods.js";
 import type { NodeCache } from "../informer/node-cache.js";
 import { type NodeFacts, startupKeysOn } from "../informer/node-facts.js";
+import type { AgentReadiness } from "../safety/agent-readiness.js";
 import type { ReadyBasis } from "../safety/cni-agents.js";
 import { type Clock, type Instant, instantOf } from "../util/clock.js";
-import { agentPresence } from "./node-agent-state.js";
 import type { TaintExpectations } from "./taint-expectations.js";
-import { type AgentState, decideTaint, type HoldReason, type TaintDecision, type TaintPolicy } from "./taint-policy.js";
+import {
+  type AgentState,
+  decideTaint,
+  type TaintDecision,
+  type TaintHoldReason,
+  type TaintPolicy,
+} from "./taint-policy.js";
 
 /** What scan and explain show of a node. */
 export type NodeTaintView = {
@@ -29,8 +34,8 @@ export type TaintJudgement = NodeTaintView & {
 export type TaintJudgeOptions = {
   readonly policy: TaintPolicy;
   readonly nodes: NodeCache;
-  /** The CNI agent caches every node needs Ready. */
-  readonly agents: readonly CniAgents[];
+  /** Where a node's CNI agents stand (every one must be Ready before its taint goes). */
+  readonly readiness: Pick<AgentReadiness, "cniAgentsOn">;
   readonly expectations: TaintExpectations;
   readonly clock: Clock;
 };
@@ -43,7 +48,7 @@ export class TaintJudge {
    */
   readonly #notReadySince = new Map<string, number>();
   /** Node → why its taint is held now. */
-  readonly #held = new Map<string, HoldReason>();
+  readonly #held = new Map<string, TaintHoldReason>();
 
   constructor(options: TaintJudgeOptions) {
     this.#options = options;
@@ -89,7 +94,7 @@ export class TaintJudge {
   }
 
   /** Nodes whose taint is held now for this reason. */
-  heldFor(reason: HoldReason): string[] {
+  heldFor(reason: TaintHoldReason): string[] {
     const nodes: string[] = [];
     for (const [node, held] of this.#held) if (held === reason) nodes.push(node);
     return nodes;
@@ -102,7 +107,7 @@ export class TaintJudge {
   }
 
   #agents(node: string, now: Instant, basis: ReadyBasis, dry: boolean): AgentState {
-    const presence = agentPresence(this.#options.agents, node, now, basis);
+    const presence = this.#options.readiness.cniAgentsOn(node, basis, now);
     if (presence.kind !== "not_ready") {
       if (!dry) this.#notReadySince.delete(node);
       return presence;

@@ -1,18 +1,16 @@
 // The startup-taint metrics, on the registry main creates. Kept beside the feature (created only when it is on)
 // rather than in observe/metrics.ts, so a controller without it exports none of them.
 import type { Counter, Histogram, Registry } from "prom-client";
-import type { CniAgents } from "../informer/cni-agent-pods.js";
 import type { NodeCache } from "../informer/node-cache.js";
 import { metricFactory } from "../observe/metric-factory.js";
+import type { AgentReadiness } from "../safety/agent-readiness.js";
 import { type Clock, instantOf } from "../util/clock.js";
-import { agentPresence } from "./node-agent-state.js";
 import type { TaintJudge } from "./taint-judge.js";
-import type { HoldReason } from "./taint-policy.js";
+import { TAINT_HOLD_REASONS, type TaintHoldReason } from "./taint-policy.js";
 
 export const TAINT_ACTIONS = ["remove", "add"] as const;
 /** report: --mode=report, counted and not done. */
 export const TAINT_RESULTS = ["success", "fail", "report"] as const;
-export const HOLD_REASONS: readonly HoldReason[] = ["agent_not_ready", "agent_min_ready", "no_agent_pod", "share_cap"];
 
 /** Seconds from node creation (or agent Ready) to the taint's removal: a node boot takes seconds to minutes. */
 const REMOVAL_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
@@ -20,16 +18,16 @@ const REMOVAL_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
 /** What the gauges read at scrape time. */
 export type TaintGaugeSource = {
   taintedNodes(key: string): number;
-  heldNodes(reason: HoldReason): number;
+  heldNodes(reason: TaintHoldReason): number;
   /** Longest a node now tainted has carried it; and has had its agents Ready while tainted (seconds, 0: none). */
   longestSeconds(since: "taint" | "agent_ready"): number;
 };
 
-/** The gauges' read-only view of the node cache, the judge's holds and the agents. */
+/** The gauges' read-only view of the node cache, the judge's holds and the agents' readiness. */
 export function taintGaugeSource(
   nodes: Pick<NodeCache, "store" | "taintedSince">,
   judge: Pick<TaintJudge, "heldFor">,
-  agents: readonly CniAgents[],
+  readiness: Pick<AgentReadiness, "cniAgentsOn">,
   clock: Clock,
 ): TaintGaugeSource {
   return {
@@ -47,7 +45,7 @@ export function taintGaugeSource(
           longestMs = Math.max(longestMs, now.wallMs - taintedAt);
           continue;
         }
-        const presence = agentPresence(agents, node, now);
+        const presence = readiness.cniAgentsOn(node, "observed", now);
         if (presence.kind === "ready")
           longestMs = Math.max(longestMs, Math.min(presence.forMs, now.wallMs - taintedAt));
       }
@@ -89,7 +87,7 @@ export function createTaintMetrics(
     "cni_repair_startup_taint_held_nodes",
     "Nodes whose startup taint is kept (or, in continuous mode, not re-added) now, by reason.",
     "reason",
-    HOLD_REASONS,
+    TAINT_HOLD_REASONS,
     (reason) => source.heldNodes(reason),
   );
   scrapedGauge(

@@ -7,17 +7,17 @@
 //   untainted, continuous, agent NotReady ≥ after     → add key[0] NoSchedule, unless the share cap says no
 //   anything else                                     → nothing to do
 import type { StartupTaintConfig } from "../config/startup-taint.js";
-import { readyWaitMs } from "../safety/cni-agents.js";
+import { type ReadyState, readyWaitMs } from "../safety/cni-agents.js";
 
 /** The --startup-taint* settings, and how long every CNI agent on the node must have been Ready (as this controller
  * observed it; the agent gate's --cni-agent-min-ready). */
 export type TaintPolicy = StartupTaintConfig & { readonly minReadyMs: number };
 
-/** The node's CNI agents as observed: every needed one Ready (for how long), one NotReady, or none there. */
-export type AgentState =
-  | { readonly kind: "ready"; readonly forMs: number }
-  | { readonly kind: "not_ready"; readonly forMs: number }
-  | { readonly kind: "absent" };
+/**
+ * The node's CNI agents (safety/agent-readiness.ts): every needed one Ready (for how long), one NotReady (for as long
+ * as the judge has seen it so), or none there.
+ */
+export type AgentState = ReadyState<{ readonly forMs: number }>;
 
 export type NodeTaintInput = {
   /** Configured keys the node carries now. */
@@ -28,12 +28,14 @@ export type NodeTaintInput = {
   readonly tainted: number;
 };
 
-export type HoldReason = "agent_not_ready" | "agent_min_ready" | "no_agent_pod" | "share_cap";
+/** Why a node's startup taint is kept (or not re-added): the `reason` label of the held-nodes gauge. */
+export const TAINT_HOLD_REASONS = ["agent_not_ready", "agent_min_ready", "no_agent_pod", "share_cap"] as const;
+export type TaintHoldReason = (typeof TAINT_HOLD_REASONS)[number];
 
 export type TaintDecision =
   | { readonly kind: "remove"; readonly keys: readonly string[]; readonly detail: string }
   | { readonly kind: "add"; readonly key: string; readonly detail: string }
-  | { readonly kind: "hold"; readonly reason: HoldReason; readonly detail: string; readonly retryAfterMs?: number }
+  | { readonly kind: "hold"; readonly reason: TaintHoldReason; readonly detail: string; readonly retryAfterMs?: number }
   | { readonly kind: "none"; readonly retryAfterMs?: number };
 
 export const ADDED_EFFECT = "NoSchedule";

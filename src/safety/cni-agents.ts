@@ -1,8 +1,9 @@
-// The one rule for "a node's agents have been Ready long enough", used by deletes (the node-agent gate in guards.ts)
-// and by startup taints (prevent/node-agent-state.ts). It fails safe: by default ("observed") a Ready duration counts
-// from the later of the kubelet's timestamp and when this process first saw the agent Ready, so a skewed or missing
-// timestamp can never make "Ready long enough" come early. The kubelet's time is on the wall clock; this process's
-// sighting is measured on the monotonic clock, so setting the wall clock forward cannot make it come early either.
+// The one rule for "a node's agents have been Ready long enough", which every readiness question goes by (asked in
+// agent-readiness.ts: the gate, the outage, the enrolment grace, Istio's fallback, startup taints). It fails safe: by
+// default ("observed") a Ready duration counts from the later of the kubelet's timestamp and when this process first
+// saw the agent Ready, so a skewed or missing timestamp can never make "Ready long enough" come early. The kubelet's
+// time is on the wall clock; this process's sighting is measured on the monotonic clock, so setting the wall clock
+// forward cannot make it come early either.
 import type { AgentFacts, CniAgents } from "../informer/cni-agent-pods.js";
 import type { Instant } from "../util/clock.js";
 
@@ -42,18 +43,17 @@ export function readyForMs(
   return longest === undefined ? undefined : Math.max(0, longest);
 }
 
-/** Where one agent set stands on a node: Ready for some time, a pod there but not Ready, or no pod there. */
-export type AgentSetReadiness =
+/**
+ * Where agents stand on a node: Ready for some time, a pod there but not Ready, or no pod there. The one shape of an
+ * answer about readiness, for one agent set (readyState) and for all the CNI agents a node needs (startup taints,
+ * which add how long they have seen them NotReady: `NotReady`).
+ */
+export type ReadyState<NotReady extends object = object> =
   | { readonly kind: "ready"; readonly forMs: number }
-  | { readonly kind: "not_ready" }
+  | ({ readonly kind: "not_ready" } & NotReady)
   | { readonly kind: "absent" };
 
-export function agentSetReadiness(
-  agents: CniAgents,
-  node: string,
-  now: Instant,
-  basis: ReadyBasis = "observed",
-): AgentSetReadiness {
+export function readyState(agents: CniAgents, node: string, now: Instant, basis: ReadyBasis = "observed"): ReadyState {
   const forMs = readyForMs(agents, node, now, basis);
   if (forMs !== undefined) return { kind: "ready", forMs };
   for (const _ of agents.onNode(node)) return { kind: "not_ready" };
@@ -62,7 +62,7 @@ export function agentSetReadiness(
 
 /**
  * The rule: how much longer an agent set Ready for `forMs` must stay Ready to have been Ready for `minReadyMs`
- * (--cni-agent-min-ready); 0 when it has. Deletes ask it per gate (guards.ts), taints for the shortest-Ready set a
- * node needs (prevent/taint-policy.ts): the aggregation is the caller's, the rule is this.
+ * (--cni-agent-min-ready); 0 when it has. Deletes ask it per gate (agent-readiness.ts), taints for the shortest-Ready
+ * set a node needs (prevent/taint-policy.ts): the aggregation is the caller's, the rule is this.
  */
 export const readyWaitMs = (forMs: number, minReadyMs: number): number => Math.max(0, minReadyMs - forMs);

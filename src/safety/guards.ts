@@ -1,12 +1,11 @@
-// The stateful guards in one place: what each says about a broken pod now (the GuardView for decide),
-// the deletion pacing, and the bookkeeping around each delete.
+// One job: the stateful guards' view of a broken pod now (the GuardView decide orders) and their bookkeeping around
+// each delete (paces, in-flight slots, loop records, storm counts and its expiry timer). What the node agents' readiness
+// says is asked of agent-readiness.ts.
 
-import type { GraceStart } from "../detect/ambient.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import type { IstioRepairState } from "../detect/istio-repair-settings.js";
-import type { NodeAgentGate } from "../informer/node-agent-watcher.js";
-import { type Clock, instantOf, systemClock, type TimerHandle } from "../util/clock.js";
-import { type ReadyBasis, readyForMs, readyWaitMs } from "./cni-agents.js";
+import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
+import type { AgentReadiness } from "./agent-readiness.js";
 import { InflightDeletions } from "./inflight-deletions.js";
 import { LoopBackoff } from "./loop-backoff.js";
 import { meshRepairCheck } from "./mesh-repair-guard.js";
@@ -25,21 +24,14 @@ export type GuardOptions = {
   };
   readonly loopBackoff: { readonly baseMs: number; readonly maxMs: number };
   readonly storm: { readonly maxBrokenFraction: number; readonly minBroken: number; readonly windowMs?: number };
-  /** The node-agent gates (CNI agent, ztunnel) each rule's deletions wait for; none when the gate is off. */
-  readonly nodeAgentGates: ReadonlyMap<string, readonly NodeAgentGate[]>;
+  /** Every question about the node agents' readiness (the gate, the outage, Istio's fallback) is asked of it. */
+  readonly readiness: AgentReadiness;
   /** Istio's own repair, for the rule it applies to (istio); absent with --istio-repair=ignore. */
   readonly istioRepair?: IstioRepairGuard;
   /** A storm breaker opened or closed (from a cache change, a delete, or the window passing). */
   readonly onStormTransition?: (transition: StormTransition) => void;
   /** Pods whose reserved deletion turn came earlier (a refunded token): wake them then. */
   readonly onTurnMoved?: (key: string, waitMs: number) => void;
-  /**
-   * Which Ready time the node-agent gate counts from (see cni-agents.ts). "observed" (run, the default): from
-   * the later of the kubelet's time and this process's first sight. "claimed" (the one-shot commands, which have no
-   * sight of the past): from the kubelet's time when it is a past time; a missing or future one still counts from
-   * this process's first sight, so it holds.
-   */
-  readonly readyBasis?: ReadyBasis;
   readonly clock?: Clock;
 };
 
@@ -65,23 +57,15 @@ export type IstioRepairGuard = {
   readonly state: () => IstioRepairState;
 };
 
-/** How long after its CNI agent turned Ready (beyond --cni-agent-min-ready) a pod's breakage is still its fault. */
-const EXPLAINED_AFTER_READY_MS = 60_000;
-
-/** Why a one-shot command may hold an agent Ready for long: it cannot vouch for a time the kubelet did not give. */
-const CLAIMED_BASIS_NOTE =
-  " (by the kubelet's Ready time; without one, or with one in the future, counted from this command's start)";
-
 export class SafetyGuards {
   readonly storm: StormBreaker;
   readonly #tokens: { readonly cluster: TokenBucket; readonly outage: TokenBucket };
   readonly #inflight: InflightDeletions;
   readonly #loop: LoopBackoff;
-  readonly #nodeAgentGates: GuardOptions["nodeAgentGates"];
+  readonly #readiness: AgentReadiness;
   readonly #istioRepair: IstioRepairGuard | undefined;
   readonly #onTurnMoved: GuardOptions["onTurnMoved"];
   readonly #onStormTransition: GuardOptions["onStormTransition"];
-  readonly #readyBasis: ReadyBasis;
   readonly #clock: Clock;
   /** The timer that lets the storm breaker's slots go when the next one is due (no polling while none is). */
   #expiry: { readonly atMs: number; readonly timer: TimerHandle } | undefined;
@@ -100,11 +84,10 @@ export class SafetyGuards {
     });
     this.#loop = new LoopBackoff({ ...options.loopBackoff, clock: this.#clock });
     this.storm = new StormBreaker({ ...options.storm, clock: this.#clock });
-    this.#nodeAgentGates = options.nodeAgentGates;
+    this.#readiness = options.readiness;
     this.#istioRepair = options.istioRepair;
     this.#onTurnMoved = options.onTurnMoved;
     this.#onStormTransition = options.onStormTransition;
-    this.#readyBasis = options.readyBasis ?? "observed";
   }
 
   /**
@@ -123,11 +106,11 @@ export class SafetyGuards {
     // judgement can be made before the agent cache has listed, as in a one-shot scan); every other pod, the
     // cluster-wide pace. docs/operations.md argues why.
     const outage =
-      loop === undefined && this.storm.explained(facts.uid) && this.#sandboxedDuringOutage(facts, ruleName);
+      loop === undefined && this.storm.explained(facts.uid) && this.#readiness.sandboxedDuringOutage(facts, ruleName);
     const paces = options.paces ?? this.#tokens;
     const waitMs = paces[outage ? "outage" : "cluster"].peek(podKey(facts.namespace, facts.name));
     const stormScope = this.storm.openFor(facts);
-    const agent = this.#agentCheck(facts, ruleName);
+    const agent = this.#readiness.gate(facts.nodeName ?? "", ruleName);
     const inflight = this.#inflight.blockedBy(facts);
     const mesh = this.#meshRepair(facts, ruleName);
     return {
@@ -241,60 +224,6 @@ export class SafetyGuards {
     this.#storm(this.storm.expire());
   }
 
-  /**
-   * Whether a CNI agent outage explains that this pod is broken now: no agent of its rule is Ready on its node,
-   * or one turned Ready only moments ago (within --cni-agent-min-ready plus a minute, by the kubelet's own
-   * time: a pod sandboxed before the agent was ready fails its validator shortly after). False without a gate.
-   */
-  breakageExplained(facts: PodFacts, ruleName: string): boolean {
-    const node = facts.nodeName ?? "";
-    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      if (gate.reason !== "cni_agent_not_ready") continue;
-      const readyFor = readyForMs(gate.agents, node, instantOf(this.#clock), "claimed");
-      if (readyFor === undefined || readyFor < gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
-    }
-    return false;
-  }
-
-  /**
-   * Whether the pod's sandbox (or, without that fact, the pod) was set up before its node's CNI agent had been
-   * Ready for --cni-agent-min-ready plus a minute, by the kubelet's time: the pods an outage broke. False when the
-   * pod's times are unknown (fail-safe: the cluster-wide pace); true while no agent is Ready (the gate holds then).
-   */
-  #sandboxedDuringOutage(facts: PodFacts, ruleName: string): boolean {
-    const sandboxAtMs = facts.sandboxSinceMs ?? facts.createdAtMs;
-    if (sandboxAtMs === undefined) return false;
-    const now = instantOf(this.#clock);
-    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      if (gate.reason !== "cni_agent_not_ready") continue;
-      const readyFor = readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
-      if (readyFor === undefined) return true;
-      if (sandboxAtMs < now.wallMs - readyFor + gate.minReadyMs + EXPLAINED_AFTER_READY_MS) return true;
-    }
-    return false;
-  }
-
-  /**
-   * When the last of the rule's node agents that are Ready on the node turned Ready, as this controller observed
-   * it (the ambient enrolment grace counts from there: an agent that just started enrols the pods it finds). A gate
-   * with no Ready agent adds nothing: it holds the pod itself, and names the missing agent. The one-shot commands,
-   * which have no memory of their own, go by the kubelet's time (readyBasis "claimed").
-   */
-  agentsReadySince(node: string, ruleName: string, basis: ReadyBasis = this.#readyBasis): GraceStart | undefined {
-    const now = instantOf(this.#clock);
-    const by = basis === "observed" ? "seen by this controller" : "by the kubelet's time";
-    let latest: GraceStart | undefined;
-    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyFor = readyForMs(gate.agents, node, now, basis);
-      if (readyFor === undefined) continue;
-      // A wall time (detection compares it with the sandbox's), from a duration safe from wall-clock steps.
-      const atMs = now.wallMs - readyFor;
-      if (latest !== undefined && atMs <= latest.atMs) continue;
-      latest = { atMs, cause: `${gate.what} on node ${node} turned Ready (${by})` };
-    }
-    return latest;
-  }
-
   /** Every guard's state as plain data, read-only (tests compare it before and after a dry judgement). */
   snapshot(): GuardsSnapshot {
     return {
@@ -323,16 +252,14 @@ export class SafetyGuards {
   #meshRepair(facts: PodFacts, ruleName: string): ReturnType<typeof meshRepairCheck> {
     const istio = this.#istioRepair;
     if (istio === undefined || istio.rule !== ruleName) return undefined;
-    const now = instantOf(this.#clock);
-    const gate = this.#nodeAgentGates.get(ruleName)?.find((g) => g.reason === "cni_agent_not_ready");
-    const readyFor = gate && readyForMs(gate.agents, facts.nodeName ?? "", now, "claimed");
+    const agent = this.#readiness.cniAgentReadySince(facts.nodeName ?? "", ruleName);
     return meshRepairCheck({
       istio: istio.state(),
       facts,
       validator: istio.validator,
-      agentReadySinceMs: readyFor === undefined ? undefined : now.wallMs - readyFor,
-      minReadyMs: gate?.minReadyMs ?? 0,
-      nowMs: now.wallMs,
+      agentReadySinceMs: agent.atMs,
+      minReadyMs: agent.minReadyMs,
+      nowMs: this.#clock.now(),
     });
   }
 
@@ -352,31 +279,5 @@ export class SafetyGuards {
       { unref: true },
     );
     this.#expiry = { atMs: next, timer };
-  }
-
-  /** The first node-agent gate of the rule that objects, if any. */
-  #agentCheck(facts: PodFacts, ruleName: string): GuardView["agent"] {
-    const node = facts.nodeName ?? "";
-    for (const gate of this.#nodeAgentGates.get(ruleName) ?? []) {
-      const readyFor = readyForMs(gate.agents, node, instantOf(this.#clock), this.#readyBasis);
-      if (readyFor === undefined) {
-        // Loud when the selector finds no agent anywhere: a wrong selector must not hold pods in silence.
-        const nowhere =
-          gate.agents.count === 0
-            ? ` (no ${gate.what} pod matches the selector anywhere: check ${gate.selectorFlag})`
-            : "";
-        return { reason: gate.reason, detail: `no Ready ${gate.what} pod on node ${node}${nowhere}` };
-      }
-      const waitMs = readyWaitMs(readyFor, gate.minReadyMs);
-      if (waitMs === 0) continue;
-      return {
-        reason: gate.reason,
-        waitMs,
-        detail:
-          `the ${gate.what} on node ${node} has been Ready for ${Math.round(readyFor / 1000)} s of the ${Math.round(gate.minReadyMs / 1000)} s required` +
-          (this.#readyBasis === "claimed" ? CLAIMED_BASIS_NOTE : ""),
-      };
-    }
-    return undefined;
   }
 }

@@ -4,19 +4,17 @@
 // accounting, the throttle gate, the holds, the pods already acted on, and the events that may free a held pod
 // (wakeups.ts says which). The order of the guards is policy.ts's alone.
 import type { Mode } from "../config/config.js";
-import type { GraceStart } from "../detect/ambient.js";
 import { type DetectContext, detect, meshRule, type Verdict } from "../detect/detect.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import type { Rule } from "../detect/rule.js";
 import type { PodChange } from "../informer/pod-store.js";
 import type { Metrics } from "../observe/metrics.js";
 import { systemClock } from "../util/clock.js";
-import type { ReadyBasis } from "./cni-agents.js";
 import { GuardEvents } from "./guard-events.js";
 import { type GuardOptions, type GuardsSnapshot, type Paces, SafetyGuards } from "./guards.js";
 import { Holds } from "./holds.js";
 import { type Decision, decide, type GuardView, isPaced, keepsTurn, modeFor } from "./policy.js";
-import type { PodStanding, StormBreaker } from "./storm-breaker.js";
+import type { PodStanding, StormView } from "./storm-breaker.js";
 import { ThrottleGate } from "./throttle-gate.js";
 import { type ActionOutcome, Ticket, type TicketOwner } from "./ticket.js";
 
@@ -103,7 +101,8 @@ export class Safety {
     return this.#holds;
   }
 
-  get storm(): StormBreaker {
+  /** The storm breaker's counts and shares (read them; only judge, its tickets and observe change them). */
+  get storm(): StormView {
     return this.#guards.storm;
   }
 
@@ -197,7 +196,9 @@ export class Safety {
     const before = previous && this.#standing(previous, this.#guards.storm.isBroken(previous.uid), context);
     const now = current && this.#standing(current, verdict?.broken === true, context);
     const explained =
-      current !== undefined && verdict?.broken === true && this.#guards.breakageExplained(current, verdict.rule);
+      current !== undefined &&
+      verdict?.broken === true &&
+      this.#options.readiness.outageExplains(current.nodeName ?? "", verdict.rule);
     this.#guards.standingChanged(
       before && previous && { facts: previous, standing: before },
       now && current && { facts: current, standing: { ...now, explained } },
@@ -212,11 +213,6 @@ export class Safety {
   /** A new leadership term starts with no burst: the previous leader may have spent it a moment ago. */
   startTerm(): void {
     this.#guards.startTerm();
-  }
-
-  /** When the rule's node agents on the node turned Ready (the ambient enrolment grace counts from there). */
-  agentsReadySince(node: string, ruleName: string, basis?: ReadyBasis): GraceStart | undefined {
-    return this.#guards.agentsReadySince(node, ruleName, basis);
   }
 
   #ticket(key: string, facts: PodFacts, decision: Decision, dry: DryRun | undefined): Ticket {

@@ -65,6 +65,9 @@ export type StormOptions = {
   readonly clock?: Clock;
 };
 
+/** What readers (the storm report, scan and explain, tests) may ask of the breaker: its shares and counts, read-only. */
+export type StormView = Pick<StormBreaker, "describe" | "counts">;
+
 export class StormBreaker {
   readonly #maxFraction: number;
   readonly #minBroken: number;

@@ -107,6 +107,10 @@ export class TokenBucket {
    * already refilled: the takes after it were not delayed by a whole interval (burst 2, 30/min: three deletes
    * in 752 ms). Only while the bucket has not filled up since the take (its cell still weighs on the schedule):
    * later, the refill has already given the token back. A DELETE's round trip is far shorter than that.
+   * Why a ledger and not a plain cancel (give the cell back only when it is the last one handed out, as cancel()
+   * does): that is as safe, but the pods already waiting would keep their turns, and after a 404 or 409 in a wave
+   * they are exactly the ones to move up (docs/operations.md; guards.test.ts); moving them by a fixed interval
+   * instead overshoots, as above, so their takes must be replayed.
    */
   refund(key: string): Map<string, number> {
     const moved = new Map<string, number>();

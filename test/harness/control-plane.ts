@@ -107,6 +107,13 @@ export class ControlPlane {
     return [this.#etcd?.pid, this.#apiServer?.pid].filter((pid): pid is number => pid !== undefined);
   }
 
+  /** The API server's process id (the benchmarks read its CPU and memory from /proc). */
+  get apiServerPid(): number {
+    const pid = this.#apiServer?.pid;
+    if (pid === undefined) throw new Error("the API server is not running");
+    return pid;
+  }
+
   /** PEM bundle that verifies the API server's self-signed serving certificate. */
   get caPem(): string {
     if (!this.#caPem) throw new Error("the API server has not started yet");

@@ -13,6 +13,7 @@ import { PodStore } from "../../src/informer/pod-store.js";
 import type { KubeTransport } from "../../src/kube/transport.js";
 import type { Logger } from "../../src/observe/logger.js";
 import { createMetrics, type Metrics } from "../../src/observe/metrics.js";
+import { AgentReadiness } from "../../src/safety/agent-readiness.js";
 import type { GuardOptions } from "../../src/safety/guards.js";
 import { Safety } from "../../src/safety/safety.js";
 import { silentLogger } from "./loggers.js";
@@ -29,7 +30,7 @@ export function guardsOff(overrides: Partial<GuardOptions> = {}): GuardOptions {
     },
     loopBackoff: { baseMs: 60_000, maxMs: 60_000 },
     storm: { maxBrokenFraction: 1, minBroken: 1_000 },
-    nodeAgentGates: new Map(),
+    readiness: new AgentReadiness({ gatesByRule: new Map() }),
     ...overrides,
   };
 }

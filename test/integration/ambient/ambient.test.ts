@@ -132,6 +132,8 @@ describe("istio-ambient preset", () => {
       `--kubeconfig=${controlPlane().kubeconfigPath}`,
       `--field-selector=metadata.namespace=${namespace}`,
       "--cni-agent-gate=off",
+      // Istio's settings read here only: other tests leave theirs (repair off) in their own namespaces.
+      `--cni-agent-namespace=${namespace}`,
       "--preset=istio,istio-ambient",
     ]);
     expect(result.code, result.stderr).to.equal(1);

@@ -27,6 +27,17 @@ describe("bench: parameters", () => {
     );
   });
 
+  it("rolls out 100 instances of each controller, 30 pods a node, by default; 4 in the smoke run; 0 nodes skip it", () => {
+    expect(readParams({}).fleet).to.deep.include({ nodes: 100, podsPerNode: 30, rounds: 3 });
+    expect(readParams({ BENCH_SMOKE: "1" }).fleet).to.deep.include({ nodes: 4, rounds: 1 });
+    expect(readParams({ BENCH_FLEET_NODES: "0" }).fleet.nodes).to.equal(0);
+    expect(() => readParams({ BENCH_FLEET_NODES: "-1" })).to.throw(/BENCH_FLEET_NODES=-1/);
+  });
+
+  it("runs no cluster-wide trial with BENCH_SIZES=none", () => {
+    expect(readParams({ BENCH_SIZES: "none" })).to.deep.include({ sizes: [], pods: 0 });
+  });
+
   it("names a value that is not a count", () => {
     expect(() => readParams({ BENCH_OUTAGE_NODES: "ten" })).to.throw(/BENCH_OUTAGE_NODES=ten/);
   });

@@ -112,10 +112,12 @@ describe("detect: istio-ambient enrolment grace", () => {
   const seen = (scopeSecondsAgo: number, agentsSecondsAgo?: number): DetectContext => ({
     ...context,
     seenUnenrolledSince: () => ago(scopeSecondsAgo),
-    agentsReadySince: (node, rule) =>
-      agentsSecondsAgo === undefined || node !== "node-a" || rule !== "istio-ambient"
-        ? undefined
-        : { atMs: ago(agentsSecondsAgo), cause: ZTUNNEL },
+    readiness: {
+      graceStart: (node, rule) =>
+        agentsSecondsAgo === undefined || node !== "node-a" || rule !== "istio-ambient"
+          ? undefined
+          : { atMs: ago(agentsSecondsAgo), cause: ZTUNNEL },
+    },
   });
 
   it("counts from when the pod was seen entering scope, when that is the latest", () => {

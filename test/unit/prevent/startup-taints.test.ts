@@ -11,6 +11,7 @@ import { StartupTaints } from "../../../src/prevent/startup-taints.js";
 import { TaintExpectations } from "../../../src/prevent/taint-expectations.js";
 import { TaintJudge } from "../../../src/prevent/taint-judge.js";
 import type { TaintPolicy } from "../../../src/prevent/taint-policy.js";
+import { cniReadiness } from "../../support/agent-readiness.js";
 import { silentLogger } from "../../support/loggers.js";
 import { type ScriptedAnswer, type ScriptedCall, scriptedTransport } from "../../support/scripted-transport.js";
 import { FakeClock } from "../fake-clock.js";
@@ -71,7 +72,7 @@ function setup(
   const judge = new TaintJudge({
     policy: { ...POLICY, ...options.policy },
     nodes,
-    agents: [agents],
+    readiness: cniReadiness(agents, 0, { clock }),
     expectations,
     clock,
   });

@@ -3,7 +3,9 @@
 import { expect } from "chai";
 import type { PodFacts } from "../../../src/detect/facts.js";
 import { type AgentFacts, CniAgents } from "../../../src/informer/cni-agent-pods.js";
+import { AgentReadiness, type AgentReadinessOptions } from "../../../src/safety/agent-readiness.js";
 import { type GuardOptions, SafetyGuards } from "../../../src/safety/guards.js";
+import { cniAgentGate } from "../../support/agent-readiness.js";
 import { uniquePod } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
@@ -24,31 +26,23 @@ const agent = (name: string, nodeName: string, readySinceMs: number | undefined)
 
 type Overrides = {
   limits?: Partial<GuardOptions["limits"]>;
-  nodeAgentGates?: GuardOptions["nodeAgentGates"];
+  nodeAgentGates?: AgentReadinessOptions["gatesByRule"];
   onTurnMoved?: GuardOptions["onTurnMoved"];
   onStormTransition?: GuardOptions["onStormTransition"];
-  readyBasis?: GuardOptions["readyBasis"];
+  readyBasis?: AgentReadinessOptions["basis"];
 };
 
 /** The istio rule's CNI agent gate, as the pipeline builds it. */
 const cniGate = (agents: CniAgents, minReadyMs = 10 * SECOND) =>
-  new Map([
-    [
-      "istio",
-      [
-        {
-          agents,
-          reason: "cni_agent_not_ready" as const,
-          what: "CNI agent",
-          selectorFlag: "--cni-agent-selector",
-          minReadyMs,
-        },
-      ],
-    ],
-  ]);
+  new Map([["istio", [cniAgentGate(agents, minReadyMs)]]]);
 
 function setup(overrides: Overrides = {}) {
   const clock = new FakeClock(START);
+  const readiness = new AgentReadiness({
+    gatesByRule: overrides.nodeAgentGates ?? new Map(),
+    ...(overrides.readyBasis && { basis: overrides.readyBasis }),
+    clock,
+  });
   const guards = new SafetyGuards({
     limits: {
       deletionsPerMinute: 60,
@@ -60,16 +54,15 @@ function setup(overrides: Overrides = {}) {
     },
     loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
     storm: { maxBrokenFraction: 0.5, minBroken: 3 },
-    nodeAgentGates: overrides.nodeAgentGates ?? new Map(),
+    readiness,
     ...(overrides.onTurnMoved && { onTurnMoved: overrides.onTurnMoved }),
     ...(overrides.onStormTransition && { onStormTransition: overrides.onStormTransition }),
-    ...(overrides.readyBasis && { readyBasis: overrides.readyBasis }),
     clock,
   });
-  return { clock, guards };
+  return { clock, guards, readiness };
 }
 
-function gated(agents: AgentFacts[], readyBasis?: GuardOptions["readyBasis"]) {
+function gated(agents: AgentFacts[], readyBasis?: AgentReadinessOptions["basis"]) {
   const istio = new CniAgents();
   for (const a of agents) istio.store.upsert(a);
   return setup({ nodeAgentGates: cniGate(istio), ...(readyBasis && { readyBasis }) });
@@ -283,7 +276,7 @@ describe("safety/guards", () => {
       },
       loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
       storm: { maxBrokenFraction: 0.5, minBroken: 1 },
-      nodeAgentGates: cniGate(istio),
+      readiness: new AgentReadiness({ gatesByRule: cniGate(istio), clock }),
       clock,
     });
     const deleted = pod({ createdAtMs: START - 60 * SECOND });
@@ -354,17 +347,17 @@ describe("safety/guards", () => {
   });
 
   it("explains breakage by a CNI agent outage: none Ready, or Ready (by the kubelet's time) under min-ready plus a minute", () => {
-    const { guards } = gated([
+    const { readiness } = gated([
       agent("long", "node-a", START - 10 * 60 * SECOND),
       agent("fresh", "node-c", START - 30 * SECOND),
       agent("down", "node-d", undefined),
     ]);
-    expect(guards.breakageExplained(pod({ nodeName: "node-a" }), "istio")).to.equal(false);
-    expect(guards.breakageExplained(pod({ nodeName: "node-b" }), "istio")).to.equal(true);
-    expect(guards.breakageExplained(pod({ nodeName: "node-c" }), "istio")).to.equal(true);
-    expect(guards.breakageExplained(pod({ nodeName: "node-d" }), "istio")).to.equal(true);
+    expect(readiness.outageExplains("node-a", "istio")).to.equal(false);
+    expect(readiness.outageExplains("node-b", "istio")).to.equal(true);
+    expect(readiness.outageExplains("node-c", "istio")).to.equal(true);
+    expect(readiness.outageExplains("node-d", "istio")).to.equal(true);
     // No gate for the rule (or --cni-agent-gate=off): nothing explains breakage.
-    expect(guards.breakageExplained(pod({ nodeName: "node-b" }), "linkerd")).to.equal(false);
+    expect(readiness.outageExplains("node-b", "linkerd")).to.equal(false);
   });
 
   it("counts the pod being deleted as broken for the storm breaker from the moment the DELETE is sent", () => {
@@ -402,7 +395,7 @@ describe("safety/guards: when the node's agents turned Ready (the ambient enrolm
   it("is the later of the CNI agent's and ztunnel's Ready times, each as this controller first saw it", () => {
     const cni = new CniAgents();
     const ztunnel = new CniAgents();
-    const { clock, guards } = setup({
+    const { clock, readiness } = setup({
       nodeAgentGates: new Map([["istio-ambient", [...(cniGate(cni).get("istio") ?? []), ztunnelGate(ztunnel)]]]),
     });
     const readyPod = (name: string, since: number) => ({
@@ -415,23 +408,23 @@ describe("safety/guards: when the node's agents turned Ready (the ambient enrolm
     });
     // The CNI agent's kubelet time is an hour old, but we first see it now: it counts from now.
     cni.store.upsert(cni.toFacts(readyPod("istio-cni-node-a", START - 3_600 * SECOND), clock.now()) as AgentFacts);
-    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.deep.equal({
+    expect(readiness.graceStart("node-a", "istio-ambient")).to.deep.equal({
       atMs: START,
       cause: "CNI agent on node node-a turned Ready (seen by this controller)",
     });
     clock.advance(30 * SECOND);
     ztunnel.store.upsert(ztunnel.toFacts(readyPod("ztunnel-a", START + 25 * SECOND), clock.now()) as AgentFacts);
-    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.deep.equal({
+    expect(readiness.graceStart("node-a", "istio-ambient")).to.deep.equal({
       atMs: START + 30 * SECOND,
       cause: "ztunnel on node node-a turned Ready (seen by this controller)",
     });
     // scan goes by the kubelet's time.
-    expect(guards.agentsReadySince("node-a", "istio-ambient", "claimed")?.atMs).to.equal(START + 25 * SECOND);
+    expect(readiness.graceStart("node-a", "istio-ambient", "claimed")?.atMs).to.equal(START + 25 * SECOND);
   });
 
   it("adds nothing for an agent with none Ready on the node (its gate holds the pod), nor without gates", () => {
-    const { guards } = setup({ nodeAgentGates: new Map([["istio-ambient", [ztunnelGate(new CniAgents())]]]) });
-    expect(guards.agentsReadySince("node-a", "istio-ambient")).to.equal(undefined);
-    expect(guards.agentsReadySince("node-a", "istio")).to.equal(undefined);
+    const { readiness } = setup({ nodeAgentGates: new Map([["istio-ambient", [ztunnelGate(new CniAgents())]]]) });
+    expect(readiness.graceStart("node-a", "istio-ambient")).to.equal(undefined);
+    expect(readiness.graceStart("node-a", "istio")).to.equal(undefined);
   });
 });

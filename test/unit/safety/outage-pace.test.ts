@@ -6,6 +6,7 @@ import type { PodFacts } from "../../../src/detect/facts.js";
 import { type AgentFacts, CniAgents } from "../../../src/informer/cni-agent-pods.js";
 import { SafetyGuards } from "../../../src/safety/guards.js";
 import { decide, isPaced } from "../../../src/safety/policy.js";
+import { cniReadiness } from "../../support/agent-readiness.js";
 import { podFacts } from "../../support/pod-builders.js";
 import { FakeClock } from "../fake-clock.js";
 
@@ -40,6 +41,7 @@ function setup(options: {
   inflightPerNamespace?: number;
 }) {
   const clock = new FakeClock(START);
+  const readiness = cniReadiness(options.agents, MIN_READY, { clock });
   const guards = new SafetyGuards({
     limits: {
       deletionsPerMinute: 60,
@@ -50,27 +52,14 @@ function setup(options: {
     },
     loopBackoff: { baseMs: 60 * SECOND, maxMs: 30 * 60 * SECOND },
     storm: { maxBrokenFraction: 0.5, minBroken: 3 },
-    nodeAgentGates: new Map([
-      [
-        "istio",
-        [
-          {
-            agents: options.agents,
-            reason: "cni_agent_not_ready" as const,
-            what: "CNI agent",
-            selectorFlag: "--cni-agent-selector",
-            minReadyMs: MIN_READY,
-          },
-        ],
-      ],
-    ]),
+    readiness,
     clock,
   });
   /** The pod turns broken now, judged as PodStandings judges it. */
   const breaks = (facts: PodFacts) =>
     guards.standingChanged(undefined, {
       facts,
-      standing: { meshed: true, broken: true, explained: guards.breakageExplained(facts, "istio") },
+      standing: { meshed: true, broken: true, explained: readiness.outageExplains(facts.nodeName ?? "", "istio") },
     });
   /** decide + the pace commit, as the reconciler does them. */
   const judge = (facts: PodFacts) => {
@@ -87,7 +76,7 @@ function setup(options: {
     if (isPaced(decision)) guards.commitPace(`${facts.namespace}/${facts.name}`, view);
     return { view, decision };
   };
-  return { clock, guards, breaks, judge };
+  return { clock, guards, readiness, breaks, judge };
 }
 
 const deletes = (decision: ReturnType<typeof decide>) => decision.kind === "act" && decision.action === "delete";
@@ -171,7 +160,7 @@ describe("safety/outage pace: breakage an agent outage explains is under its own
   it("paces the broken replacement of a pod we deleted, even in an outage (a repeat is no outage's fault)", () => {
     const agents = new CniAgents();
     agents.store.upsert(agent("node-a", START - 60 * SECOND));
-    const { clock, guards, breaks, judge } = setup({ agents });
+    const { clock, guards, readiness, breaks, judge } = setup({ agents });
     const owner = { kind: "ReplicaSet", name: "ratings-5c8f", uid: "owner-ratings" };
     const first = pod({ owner });
     breaks(first);
@@ -185,7 +174,7 @@ describe("safety/outage pace: breakage an agent outage explains is under its own
     clock.advance(MIN_READY);
     const replacement = pod({ owner, createdAtMs: START + 60 * SECOND });
     breaks(replacement);
-    expect(guards.breakageExplained(replacement, "istio")).to.equal(true);
+    expect(readiness.outageExplains(replacement.nodeName ?? "", "istio")).to.equal(true);
     // The loop backoff counts it as a repeat (its wait is over): it keeps the pace.
     const { view } = judge(replacement);
     expect(view).to.not.have.property("outage");

@@ -3,8 +3,10 @@
 // time passing (the pace refilling, the storm window expiring) and dry judgements (a scan's pass, an explain of every
 // mode). After every step: in-flight deletions within the caps, turns spent within the bucket, no ticket open once
 // settled or released, the holds exactly the pods last judged held, and the storm breaker's counts equal to a recount
-// from the cache plus our own deletes. A dry judgement changes no state at all (a snapshot before and after). The
-// runs count the branches they exist for, and fail if one is never reached.
+// from the cache plus our own deletes (the window, and the 10 min wait for an unreplaced pod's replacement: some ticks
+// land in its last minute or just past it, so a breaker that lets such a slot go early or late fails the recount). A
+// dry judgement changes no state at all (a snapshot before and after). The runs count the branches they exist for,
+// and fail if one is never reached.
 import { expect } from "chai";
 import fc from "fast-check";
 import { Registry } from "prom-client";
@@ -82,10 +84,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant("tick" as const),
-      // Now and then long enough for an unreplaced slot's wait to pass.
+      // Now and then long enough for an unreplaced slot's wait to pass, or to come just short of it or just past it:
+      // the recount then tells a breaker that lets the slot go early (or late) from one that keeps the wait.
       ms: fc.oneof(
         { weight: 4, arbitrary: fc.integer({ min: 0, max: 15_000 }) },
         { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 * REPLACEMENT_WAIT_MS }) },
+        { weight: 1, arbitrary: fc.integer({ min: REPLACEMENT_WAIT_MS - 60_000, max: REPLACEMENT_WAIT_MS + 60_000 }) },
       ),
     }),
   },
@@ -196,6 +200,9 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
     for (const [uid, mine] of ours) {
       const waitMs = mine.replacement === undefined ? Math.max(WINDOW_MS, REPLACEMENT_WAIT_MS) : WINDOW_MS;
       if (!mine.pending && clock.monotonic() >= mine.deletedAtMonoMs + waitMs) {
+        // Still counted up to now: the recount after this step tells a breaker that keeps it longer.
+        const unreplaced = mine.replacement === undefined;
+        if (unreplaced && counting(uid)) reach("storm: an unreplaced slot counted until it expired");
         ours.delete(uid);
         reach(mine.replacement === undefined ? "storm: an unreplaced slot expired" : "storm: a slot expired");
       }
@@ -333,6 +340,10 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
     if (unreplaced.some(([, mine]) => ageMs(mine) > WINDOW_MS)) {
       reach("storm: an unreplaced slot still counted past the window");
     }
+    // The replacement wait itself: a slot still counted in its last minute (a shorter wait would have let it go).
+    if (unreplaced.some(([, mine]) => ageMs(mine) >= REPLACEMENT_WAIT_MS - 60_000)) {
+      reach("storm: an unreplaced slot still counted in the last minute of its replacement wait");
+    }
   }
 }
 
@@ -356,6 +367,8 @@ const BRANCHES = [
   "storm: a slot expired",
   "storm: an unreplaced slot expired",
   "storm: an unreplaced slot still counted past the window",
+  "storm: an unreplaced slot still counted in the last minute of its replacement wait",
+  "storm: an unreplaced slot counted until it expired",
   "dry scan: act",
   "dry scan: rate_limit",
   "dry scan: storm",

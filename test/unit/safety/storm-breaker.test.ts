@@ -195,14 +195,20 @@ describe("safety/storm-breaker", () => {
       maxBrokenFraction: fc.constantFrom(0, 0.25, 0.5, 0.75, 1),
       minBroken: fc.integer({ min: 1, max: 4 }),
     });
+    /** How often each branch the property exists for was reached (classified after every update), over all runs. */
+    const reached = new Map<string, number>();
+    const reach = (branch: string) => reached.set(branch, (reached.get(branch) ?? 0) + 1);
     fc.assert(
       fc.property(configArb, fc.array(opArb, { maxLength: 60 }), (config, ops) => {
         const fleet = new Fleet(config.maxBrokenFraction, config.minBroken);
         const model = new Map<string, { node: string; standing: PodStanding }>();
-        const isOpen = (pods: { standing: PodStanding }[]) => {
+        const countsOf = (pods: { standing: PodStanding }[]) => {
           const meshed = pods.filter((p) => p.standing.meshed);
-          const broken = meshed.filter((p) => p.standing.broken).length;
-          return broken >= config.minBroken && broken > config.maxBrokenFraction * meshed.length;
+          return { meshed: meshed.length, broken: meshed.filter((p) => p.standing.broken).length };
+        };
+        const isOpen = (pods: { standing: PodStanding }[]) => {
+          const { meshed, broken } = countsOf(pods);
+          return broken >= config.minBroken && broken > config.maxBrokenFraction * meshed;
         };
         const state = () => ({
           nodes: nodes.map((n) => isOpen([...model.values()].filter((p) => p.node === n))),
@@ -211,6 +217,7 @@ describe("safety/storm-breaker", () => {
         for (const op of ops) {
           const before = state();
           const name = `p${op.pod}`;
+          const previous = model.get(name);
           const transitions = fleet.set(name, op.node, op.standing);
           if (op.standing) model.set(name, { node: op.node, standing: op.standing });
           else model.delete(name);
@@ -230,8 +237,54 @@ describe("safety/storm-breaker", () => {
             const broken = onNode.filter((p) => p.standing.broken).length;
             expect(fleet.breaker.describe("node", node)).to.match(new RegExp(`^${broken} of ${onNode.length} `));
           });
+          // What this update exercised.
+          if (previous === undefined) reach(op.standing ? "a pod added" : "a pod unknown removed");
+          else if (op.standing === undefined) reach("a pod removed");
+          else if (previous.node !== op.node) reach("a pod moved between nodes");
+          else if (previous.standing.meshed && !op.standing.meshed) reach("a pod no longer meshed, in place");
+          else if (previous.standing.broken !== op.standing.broken) reach("a pod broke or healed in place");
+          for (const transition of expected) {
+            reach(`${transition.scope} breaker ${transition.open ? "opened" : "closed"}`);
+          }
+          if (
+            expected.some((t) => t.scope === "node" && t.open) &&
+            expected.some((t) => t.scope === "cluster" && t.open)
+          ) {
+            reach("node and cluster opened in one update");
+          }
+          if (after.cluster && after.nodes.some((open) => !open)) reach("cluster open over a node not open itself");
+          for (const node of nodes) {
+            const { meshed, broken } = countsOf([...model.values()].filter((p) => p.node === node));
+            const overShare = broken > config.maxBrokenFraction * meshed;
+            if (broken > 0 && overShare && broken < config.minBroken)
+              reach("held shut: over the share, under the minimum");
+            if (broken >= config.minBroken && broken === config.maxBrokenFraction * meshed) {
+              reach("held shut: the minimum reached, exactly at the share");
+            }
+          }
         }
       }),
+      // A fixed seed: which branches the runs reach must not change from one run to the next.
+      { seed: 20261205 },
+    );
+    const branches = [
+      "a pod added",
+      "a pod removed",
+      "a pod moved between nodes",
+      "a pod no longer meshed, in place",
+      "a pod broke or healed in place",
+      "node breaker opened",
+      "node breaker closed",
+      "cluster breaker opened",
+      "cluster breaker closed",
+      "node and cluster opened in one update",
+      "cluster open over a node not open itself",
+      "held shut: over the share, under the minimum",
+      "held shut: the minimum reached, exactly at the share",
+    ];
+    const missed = branches.filter((branch) => !reached.has(branch));
+    expect(missed, `branches never reached (reached: ${JSON.stringify(Object.fromEntries(reached))})`).to.deep.equal(
+      [],
     );
   });
 

@@ -10,6 +10,7 @@ import { SafetyGuards } from "../../../src/safety/guards.js";
 import { LoopBackoff } from "../../../src/safety/loop-backoff.js";
 import type { StormTransition } from "../../../src/safety/storm-breaker.js";
 import { TokenBucket } from "../../../src/safety/token-bucket.js";
+import { cniReadiness } from "../../support/agent-readiness.js";
 import { podFacts, uniquePod } from "../../support/pod-builders.js";
 import { guardsOff } from "../../support/test-reconciler.js";
 import { FakeClock } from "../fake-clock.js";
@@ -36,20 +37,7 @@ describe("safety: a stepped wall clock", () => {
       const agents = new CniAgents();
       const guards = new SafetyGuards(
         guardsOff({
-          nodeAgentGates: new Map([
-            [
-              "istio",
-              [
-                {
-                  agents,
-                  reason: "cni_agent_not_ready" as const,
-                  what: "CNI agent",
-                  selectorFlag: "--cni-agent-selector",
-                  minReadyMs: 10 * SECOND,
-                },
-              ],
-            ],
-          ]),
+          readiness: cniReadiness(agents, 10 * SECOND, { clock }),
           clock,
         }),
       );

@@ -45,7 +45,7 @@ function setup(mode: Mode, status: number) {
       nowMs: Date.now(),
       namespaceLabel: () => undefined,
       seenUnenrolledSince: () => undefined,
-      agentsReadySince: () => undefined,
+      readiness: { graceStart: () => undefined },
     }),
   });
   const pod = istioPod([init("istio-validation", "waiting", exited(126))], { name: "reviews-0" });
