@@ -13,6 +13,8 @@
 // another address) before Istio's agent comes, so Istio's search finds no namespace with the pod's IP
 // (pod-address.ts), while its validator fails with 126 as before.
 
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { flags } from "../../../src/config/flags.js";
@@ -102,6 +104,7 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
   afterEach(async function () {
     if (this.currentTest?.state === "failed") {
       console.log(agent?.logs().split("\n").slice(-60).join("\n"));
+      if (cluster) console.log(controllerLogs(cluster.node.layout.podLogsDir));
       console.log(cluster?.logTails());
     }
     await agent?.uninstall();
@@ -213,7 +216,8 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     if (!unrepairable) throw new Error("no pod was made unrepairable");
     const fixable = broken.map((pod) => pod.metadata?.name ?? "").filter((name) => name !== unrepairable);
     // Istio's view: it fixed the others in place, and failed on that one.
-    expect(istioRepaired(result.istioMetrics, "success"), "Istio's in-place repairs").to.equal(fixable.length);
+    // Its metric counts every namespace (a pod an earlier failed scenario left broken too); its log names each pod.
+    expect(istioRepaired(result.istioMetrics, "success"), "Istio's in-place repairs").to.be.at.least(fixable.length);
     expect(istioRepaired(result.istioMetrics, "fail"), "Istio's failed in-place repairs").to.be.at.least(1);
     for (const name of fixable) {
       expect(repairedLines(result.istioLogs, name), `Istio's log: ${name} repaired`).to.have.length(1);
@@ -349,6 +353,22 @@ describe("e2e on a real node beside the real Istio: its CNI agent, plugin, valid
     );
   });
 });
+
+/** The end of each cni-repair container's log the kubelet kept, for a failing test's output. */
+function controllerLogs(podLogsDir: string): string {
+  if (!existsSync(podLogsDir)) return "";
+  return readdirSync(podLogsDir)
+    .filter((pod) => pod.startsWith("cni-repair_"))
+    .flatMap((pod) => {
+      const dir = join(podLogsDir, pod, "cni-repair");
+      if (!existsSync(dir)) return [];
+      return readdirSync(dir).map((file) => {
+        const lines = readFileSync(join(dir, file), "utf8").trimEnd().split("\n").slice(-40);
+        return `--- cni-repair ${pod}/${file}\n${lines.join("\n")}`;
+      });
+    })
+    .join("\n");
+}
 
 /** Istio's "pod repaired" log lines for the pod (its repair controller logs the pod as namespace/name). */
 function repairedLines(logs: string, pod: string): string[] {
