@@ -77,19 +77,11 @@ export class AgentReadiness {
   }
 
   /**
-   * Whether a CNI agent outage explains that a pod on the node is broken now: no agent of its rule is Ready there,
-   * or one turned Ready only moments ago (within --cni-agent-min-ready plus a minute, by the kubelet's own time: a
-   * pod sandboxed before the agent was ready fails its validator shortly after). False without a gate.
-   */
-  outageExplains(node: string, ruleName: string): boolean {
-    const now = instantOf(this.#clock);
-    return now.wallMs < this.#outageExplainsBeforeMs(node, ruleName, now);
-  }
-
-  /**
    * Whether the pod's sandbox (or, without that fact, the pod) was set up before its node's CNI agent had been Ready
    * for --cni-agent-min-ready plus a minute, by the kubelet's time: the pods an outage broke. False when the pod's
-   * times are unknown (fail-safe: the cluster-wide pace); true while no agent is Ready (the gate holds then).
+   * times are unknown (fail-safe: unexplained, the cluster-wide pace); true while no agent is Ready (the gate holds
+   * then); false without a gate. Judged from the pod's facts, not from the moment it is asked: the answer must not
+   * depend on whether the pod was judged broken just before or just after the agent's window closed.
    */
   sandboxedDuringOutage(facts: PodFacts, ruleName: string): boolean {
     const sandboxAtMs = facts.sandboxSinceMs ?? facts.createdAtMs;

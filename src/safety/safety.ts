@@ -198,7 +198,7 @@ export class Safety {
     const explained =
       current !== undefined &&
       verdict?.broken === true &&
-      this.#options.readiness.outageExplains(current.nodeName ?? "", verdict.rule);
+      this.#options.readiness.sandboxedDuringOutage(current, verdict.rule);
     this.#guards.standingChanged(
       before && previous && { facts: previous, standing: before },
       now && current && { facts: current, standing: { ...now, explained } },

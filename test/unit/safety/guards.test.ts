@@ -352,12 +352,14 @@ describe("safety/guards", () => {
       agent("fresh", "node-c", START - 30 * SECOND),
       agent("down", "node-d", undefined),
     ]);
-    expect(readiness.outageExplains("node-a", "istio")).to.equal(false);
-    expect(readiness.outageExplains("node-b", "istio")).to.equal(true);
-    expect(readiness.outageExplains("node-c", "istio")).to.equal(true);
-    expect(readiness.outageExplains("node-d", "istio")).to.equal(true);
+    // Pods set up now on each node.
+    const on = (nodeName: string) => pod({ nodeName, sandboxSinceMs: START });
+    expect(readiness.sandboxedDuringOutage(on("node-a"), "istio")).to.equal(false);
+    expect(readiness.sandboxedDuringOutage(on("node-b"), "istio")).to.equal(true);
+    expect(readiness.sandboxedDuringOutage(on("node-c"), "istio")).to.equal(true);
+    expect(readiness.sandboxedDuringOutage(on("node-d"), "istio")).to.equal(true);
     // No gate for the rule (or --cni-agent-gate=off): nothing explains breakage.
-    expect(readiness.outageExplains("node-b", "linkerd")).to.equal(false);
+    expect(readiness.sandboxedDuringOutage(on("node-b"), "linkerd")).to.equal(false);
   });
 
   it("counts the pod being deleted as broken for the storm breaker from the moment the DELETE is sent", () => {

@@ -21,7 +21,8 @@ const pod = (overrides: Partial<PodFacts> = {}): PodFacts =>
     name: `reviews-${serial}`,
     nodeName: "node-a",
     owner: { kind: "ReplicaSet", name: "reviews-7d9f8b6c5", uid: `owner-${serial}` },
-    createdAtMs: START - 3_600 * SECOND,
+    // Set up when the test starts: a pod breaks when its sandbox is set up, and that time is what an outage explains.
+    createdAtMs: START,
     ...overrides,
   });
 
@@ -59,7 +60,7 @@ function setup(options: {
   const breaks = (facts: PodFacts) =>
     guards.standingChanged(undefined, {
       facts,
-      standing: { meshed: true, broken: true, explained: readiness.outageExplains(facts.nodeName ?? "", "istio") },
+      standing: { meshed: true, broken: true, explained: readiness.sandboxedDuringOutage(facts, "istio") },
     });
   /** decide + the pace commit, as the reconciler does them. */
   const judge = (facts: PodFacts) => {
@@ -135,8 +136,8 @@ describe("safety/outage pace: breakage an agent outage explains is under its own
     const early = pod();
     breaks(early); // 5 s after the agent turned Ready: explained
     clock.advance(10 * 60 * SECOND);
-    const late = pod();
-    breaks(late); // ten minutes later: nothing explains it
+    const late = pod({ createdAtMs: clock.now() });
+    breaks(late); // set up ten minutes later: nothing explains it
     expect(judge(late).view).to.not.have.property("outage");
     expect(judge(early).view).to.have.property("outage");
   });
@@ -174,7 +175,7 @@ describe("safety/outage pace: breakage an agent outage explains is under its own
     clock.advance(MIN_READY);
     const replacement = pod({ owner, createdAtMs: START + 60 * SECOND });
     breaks(replacement);
-    expect(readiness.outageExplains(replacement.nodeName ?? "", "istio")).to.equal(true);
+    expect(readiness.sandboxedDuringOutage(replacement, "istio")).to.equal(true);
     // The loop backoff counts it as a repeat (its wait is over): it keeps the pace.
     const { view } = judge(replacement);
     expect(view).to.not.have.property("outage");
