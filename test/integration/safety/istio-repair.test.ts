@@ -40,6 +40,10 @@ describe("beside Istio's repair (istio-cni-config)", function () {
       .filter((e) => e.responseStatus?.code === 200)
       .map((e) => e.objectRef?.name ?? "");
 
+  /** Istio's CNI agent on the node, Ready since then; each test writes (or withholds) Istio's settings itself. */
+  const istioAgentReady = async (readySince: Date) =>
+    await createCniAgent(api, { namespace, mesh: "istio", istioSettings: "own", nodeName: NODE, readySince });
+
   /** Istio's ConfigMap, as its chart writes it in the agent's namespace (here: the test's). */
   const writeConfigMap = async (data: Record<string, string>) => {
     const body = { metadata: { name: "istio-cni-config", namespace }, data };
@@ -75,13 +79,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("repairPods=true: holds a pod Istio can still fix, deletes it once a run started late enough failed; a Never pod at once", async () => {
     await writeConfigMap({ REPAIR_ENABLED: "true", REPAIR_REPAIR_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, {
-      namespace,
-      mesh: "istio",
-      istioSettings: "own",
-      nodeName: NODE,
-      readySince: new Date(agentReadyAt),
-    });
+    await istioAgentReady(new Date(agentReadyAt));
     await brokenBeforeAgent("fixable", agentReadyAt);
     await createPodInState(
       api,
@@ -127,13 +125,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("a settings change applies within seconds, no restart: in place → Istio deletes (held) → repair off (deleted)", async () => {
     await writeConfigMap({ REPAIR_REPAIR_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, {
-      namespace,
-      mesh: "istio",
-      istioSettings: "own",
-      nodeName: NODE,
-      readySince: new Date(agentReadyAt),
-    });
+    await istioAgentReady(new Date(agentReadyAt));
     await brokenBeforeAgent("waits", agentReadyAt);
     await start();
     await waitFor("held for Istio's in-place repair", async () => (await held("mesh_repair_pending")) === 1);
@@ -159,13 +151,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   });
 
   it("Istio's agent running without a ConfigMap or REPAIR_* env: unknown, held as in place, warned", async () => {
-    await createCniAgent(api, {
-      namespace,
-      mesh: "istio",
-      istioSettings: "own",
-      nodeName: NODE,
-      readySince: new Date(Date.now() - 3_600_000),
-    });
+    await istioAgentReady(new Date(Date.now() - 3_600_000));
     await createPodInState(api, { namespace, name: "looping", nodeName: NODE });
     await failAt("looping", new Date(Math.floor(Date.now() / 1000) * 1000), 1);
     await start();
@@ -186,13 +172,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   });
 
   it("an older chart's DaemonSet env (labelPods) holds the pods; --istio-repair=ignore deletes them", async () => {
-    await createCniAgent(api, {
-      namespace,
-      mesh: "istio",
-      istioSettings: "own",
-      nodeName: NODE,
-      readySince: new Date(Date.now() - 3_600_000),
-    });
+    await istioAgentReady(new Date(Date.now() - 3_600_000));
     await controlPlane()
       .kubeConfig()
       .makeApiClient(AppsV1Api)
@@ -240,13 +220,7 @@ describe("beside Istio's repair (istio-cni-config)", function () {
   it("least privilege: a Role with resourceNames lets the controller list and watch the settings by name; without it, a warning and pods held as if Istio repairs in place", async () => {
     await writeConfigMap({ REPAIR_REPAIR_PODS: "false", REPAIR_DELETE_PODS: "true" });
     const agentReadyAt = Date.now();
-    await createCniAgent(api, {
-      namespace,
-      mesh: "istio",
-      istioSettings: "own",
-      nodeName: NODE,
-      readySince: new Date(agentReadyAt),
-    });
+    await istioAgentReady(new Date(agentReadyAt));
     await brokenBeforeAgent("guarded", agentReadyAt);
     const identity = await inClusterIdentity(controlPlane(), namespace, "restricted", [
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
