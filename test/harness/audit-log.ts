@@ -59,7 +59,26 @@ function auditLines(auditLogPath: string): string[] {
   }
 }
 
-/** Pods of the namespace bound to a node by the scheduler (pods/binding creates that succeeded). */
+/**
+ * When the server received the request, in ms with the log's microseconds kept. A write commits after this moment,
+ * so whatever a watcher did in reaction to it was received later still. The ResponseComplete stageTimestamp is no
+ * such bound: the response can be written after watchers have already acted on the commit (a scheduler's binding
+ * of a pod to a just-untainted node was logged complete 1 ms before the untainting PATCH was).
+ */
+export function receivedAtMs(event: AuditEvent): number {
+  return auditMicros(event.requestReceivedTimestamp) / 1_000;
+}
+
+/** An audit timestamp in microseconds (Date.parse keeps only milliseconds, ties would blur). */
+export function auditMicros(timestamp: string): number {
+  const [, whole = timestamp, fraction = ""] = /^(.*?)(?:\.(\d+))?Z$/.exec(timestamp) ?? [];
+  return Date.parse(`${whole}Z`) * 1_000 + Number(fraction.padEnd(6, "0").slice(0, 6));
+}
+
+/**
+ * Pods of the namespace bound to a node by the scheduler (pods/binding creates that succeeded), each at the moment
+ * its binding was received (see receivedAtMs).
+ */
 export function podBindings(
   auditLogPath: string,
   namespace: string,
@@ -69,6 +88,6 @@ export function podBindings(
     if ((event.responseStatus?.code ?? 0) >= 300) return [];
     const target = (event.requestObject as { target?: { name?: unknown } } | undefined)?.target;
     if (typeof target?.name !== "string") return [];
-    return [{ pod: event.objectRef.name ?? "", node: target.name, atMs: Date.parse(event.stageTimestamp) }];
+    return [{ pod: event.objectRef.name ?? "", node: target.name, atMs: receivedAtMs(event) }];
   });
 }

@@ -2,13 +2,7 @@
 // a pod is in flight from cni-repair's DELETE (the server's answer) until the DELETE that removed it (the fake
 // kubelet's, grace 0). The controller holds a slot from before its DELETE until it sees the pod gone, a wider
 // interval, so these peaks never exceed what it counted: a peak above a cap is a cap the controller broke.
-import { podRequests } from "./audit-log.js";
-
-/** The audit log's stageTimestamp in microseconds (Date.parse keeps only milliseconds, ties would blur). */
-const micros = (timestamp: string): number => {
-  const [, whole = timestamp, fraction = ""] = /^(.*?)(?:\.(\d+))?Z$/.exec(timestamp) ?? [];
-  return Date.parse(`${whole}Z`) * 1_000 + Number(fraction.padEnd(6, "0").slice(0, 6));
-};
+import { auditMicros, podRequests } from "./audit-log.js";
 
 /** The peak number of pods in flight per group (e.g. node, by pod name) and over the whole namespace. */
 export function inflightPeaks(
@@ -24,10 +18,10 @@ export function inflightPeaks(
     const ours = (event.userAgent ?? "").startsWith("cni-repair/");
     if (ours && !deletedByUs.has(name)) {
       deletedByUs.add(name);
-      changes.push({ atUs: micros(event.stageTimestamp), name, delta: 1 });
+      changes.push({ atUs: auditMicros(event.stageTimestamp), name, delta: 1 });
     } else if (!ours && deletedByUs.has(name)) {
       deletedByUs.delete(name);
-      changes.push({ atUs: micros(event.stageTimestamp), name, delta: -1 });
+      changes.push({ atUs: auditMicros(event.stageTimestamp), name, delta: -1 });
     }
   }
   // At the same microsecond a removal comes first: the controller frees a slot only after it happened.

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
-import { controllerDeletes, nodeWrites, podBindings, podRequests } from "../../harness/audit-log.js";
+import { controllerDeletes, nodeWrites, podBindings, podRequests, receivedAtMs } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import type { BrokenPodRecord } from "../../harness/cni-simulator.js";
 import { ensureNode } from "../../harness/controller-pod.js";
@@ -370,7 +370,7 @@ describe("e2e on a real node: the CNI race, broken and repaired for real", funct
       (e) => e.userAgent?.startsWith("cni-repair/") && e.responseStatus?.code === 200,
     );
     expect(removals, "one PATCH of the node by cni-repair").to.have.length(1);
-    const removedAt = Date.parse(removals[0]?.stageTimestamp ?? "");
+    const removedAt = removals[0] ? receivedAtMs(removals[0]) : Number.NaN;
     const bindings = podBindings(plane.auditLogPath, namespace);
     expect(
       bindings.filter((b) => b.atMs < removedAt),

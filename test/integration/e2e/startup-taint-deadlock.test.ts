@@ -7,7 +7,7 @@
 // Ground truth: the API server's audit log (bindings, the Node PATCH and who sent it) and the kubelet's pod status.
 import type { V1Pod } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { nodeWrites, podBindings } from "../../harness/audit-log.js";
+import { nodeWrites, podBindings, receivedAtMs } from "../../harness/audit-log.js";
 import { chartDir, helm, IMAGE_VALUES, renderChart, setValues } from "../../harness/helm.js";
 import { OciLayout } from "../../harness/oci-layout.js";
 import { applyNamespace, controllerContainer, INSTALL, uninstall, workloadOf } from "../../harness/overlays.js";
@@ -113,7 +113,7 @@ describe("e2e on a real node: every node registered with the startup taint, cni-
       (e) => e.user?.username === SERVICE_ACCOUNT && e.responseStatus?.code === 200,
     );
     expect(removals, "PATCHes of the node by cni-repair's ServiceAccount").to.have.length(1);
-    const removedAtMs = Date.parse(removals[0]?.stageTimestamp ?? "");
+    const removedAtMs = removals[0] ? receivedAtMs(removals[0]) : Number.NaN;
     const controllerBindings = podBindings(plane.auditLogPath, INSTALL.namespace);
     expect(controllerBindings.map((b) => b.node)).to.deep.equal(controllers.map(() => node.name));
     expect(

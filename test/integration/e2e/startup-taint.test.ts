@@ -6,7 +6,7 @@
 // pool): its pods land at once, break, and are repaired. The audit log is the judge of both.
 import { AppsV1Api, type CoreV1Api, type V1Taint } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { nodeWrites, podBindings, podRequests } from "../../harness/audit-log.js";
+import { nodeWrites, podBindings, podRequests, receivedAtMs } from "../../harness/audit-log.js";
 import { agentName } from "../../harness/cni-agents.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import type { E2eCluster } from "../../harness/e2e-cluster.js";
@@ -85,7 +85,7 @@ describe("e2e: startup taint prevention beside repair", function () {
       (e) => e.userAgent?.startsWith("cni-repair/") && e.responseStatus?.code === 200,
     );
     expect(removals, "one PATCH of node-d by cni-repair").to.have.length(1);
-    const removedAt = Date.parse(removals[0]?.stageTimestamp ?? "");
+    const removedAt = removals[0] ? receivedAtMs(removals[0]) : Number.NaN;
     expect(removedAt - agentReadyAt, "taint removed within --cni-agent-min-ready + 2 s").to.be.within(
       MIN_READY_MS - 1_000,
       MIN_READY_MS + 2_000,
