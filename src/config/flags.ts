@@ -271,7 +271,7 @@ export function flagTable(presets: Presets) {
       group: "Connection",
       commands: SHARED,
       default: true,
-      help: "Take the initial pod list as a stream of watch events (WatchList, sendInitialEvents) where the API server offers it, falling back to pages; false: always pages.",
+      help: "Take each initial list (pods, agent pods, nodes, Istio's settings) as a stream of watch events (WatchList, sendInitialEvents) where the API server offers it, falling back to pages; false: always pages.",
     }),
     "watch-timeout": durationFlag({
       group: "Connection",

@@ -33,7 +33,7 @@ export type EnrolmentClocks = {
 };
 
 export type PodCacheOptions = {
-  readonly config: Pick<Config, "rules" | "label" | "namespaces" | "scope" | "watchList">;
+  readonly config: Pick<Config, "rules" | "label" | "namespaces" | "scope">;
   readonly settings: ReflectorSettings;
   readonly metrics: Metrics;
   readonly log: Logger;
@@ -66,7 +66,6 @@ export class PodCache {
       ...options.settings,
       collection: "pods",
       scope: config.scope,
-      watchList: config.watchList,
       store: this.store,
       protobuf: podsAsProtobuf(projectionOf(schema)),
       transform: (pod) => {
