@@ -1,12 +1,7 @@
 // The startup self-check: can this identity do everything the configured mode needs?
 import type { Config } from "../config/config.js";
 import { isAmbient } from "../detect/rule.js";
-import {
-  describeMissing,
-  istioRepairPermissions,
-  missingPermissions,
-  requiredPermissions,
-} from "../kube/access-review.js";
+import { describeMissing, missingPermissions, requiredPermissions } from "../kube/access-review.js";
 import type { KubeTransport } from "../kube/transport.js";
 import type { Logger } from "../observe/logger.js";
 import { messageOf } from "../util/message-of.js";
@@ -29,17 +24,10 @@ export async function checkPermissions(
     watchNamespaces: config.rules.some(isAmbient),
     ...(config.startupTaint && { startupTaints: config.mode === "report" ? "report" : "write" }),
   });
+  // Istio's repair settings are optional and not asked here: their reads find a refusal themselves, and say it with
+  // the rules to grant (informer/istio-repair-watch.ts).
   try {
-    const optional = config.istioRepair ? istioRepairPermissions(config.istioRepair.namespace) : [];
-    const [missing, missingOptional] = await Promise.all([
-      missingPermissions(transport, needed),
-      missingPermissions(transport, optional),
-    ]);
-    if (missingOptional.length > 0) {
-      log.warn("cannot read Istio's repair settings: istio pods are held as if Istio repairs them in place", {
-        missing: describeMissing(missingOptional),
-      });
-    }
+    const missing = await missingPermissions(transport, needed);
     if (missing.length === 0) {
       log.info("permissions checked", { permissions: needed.length });
       return undefined;

@@ -6,6 +6,7 @@
 import { fieldSelector, scopeOf } from "../config/selectors.js";
 import { type IstioNamespaceFacts, resolveIstioRepair } from "../detect/istio-repair-layout.js";
 import { ISTIO_CNI_CONFIGMAP, ISTIO_CNI_DAEMONSET, type IstioRepairState } from "../detect/istio-repair-settings.js";
+import { describeMissing, istioRepairPermissions } from "../kube/access-review.js";
 import { ApiError } from "../kube/api-error.js";
 import type { Collection } from "../kube/collection-path.js";
 import { type Listener, Publisher } from "../util/publisher.js";
@@ -64,6 +65,7 @@ export type IstioAgentPods = {
 
 type Source = {
   readonly what: string;
+  readonly collection: Collection;
   readonly reflector: Reflector<RepairValues>;
   /** A full list arrived (the reflector's own flag is set only after its observer hears of the list). */
   listed: boolean;
@@ -91,11 +93,13 @@ export class IstioRepairWatch implements RunningCache {
   readonly #agentPods: IstioAgentPods | undefined;
   readonly #changes = new Publisher<IstioRepairState>();
   readonly #onWarning: IstioRepairWatchOptions["onWarning"];
+  readonly #namespace: string | undefined;
   #state: IstioRepairState = { kind: "unknown", why: "not read yet" };
   #syncWaiters: (() => void)[] = [];
 
   constructor(options: IstioRepairWatchOptions) {
     this.#onWarning = options.onWarning;
+    this.#namespace = options.namespace;
     this.#agentPods = options.agentPods;
     const source = (collection: Collection, name: string, transform: (raw: unknown) => RepairValues | undefined) => {
       const kind = collection === "configmaps" ? "ConfigMap" : "DaemonSet";
@@ -104,6 +108,7 @@ export class IstioRepairWatch implements RunningCache {
       const telemetry = options.observer(what, name);
       const entry: Source = {
         what,
+        collection,
         listed: false,
         forbidden: undefined,
         reflector: new Reflector<RepairValues>({
@@ -201,7 +206,13 @@ export class IstioRepairWatch implements RunningCache {
     if (!this.synced) return { state: { kind: "unknown", why: "not read yet" }, warnings: [] };
     const forbidden = this.#sources.filter((s) => s.forbidden !== undefined);
     if (forbidden.length > 0) {
-      const why = `cannot read ${forbidden.map((s) => `${s.what}: ${s.forbidden}`).join("; ")}`;
+      // The refusal is found here, not by a start-up access review: the read itself is the check (one request
+      // fewer per permission, per instance of a fleet), and its answer is the same.
+      const refused = forbidden.map((s) => `${s.what}: ${s.forbidden}`).join("; ");
+      const grant = describeMissing(
+        istioRepairPermissions(this.#namespace).filter((p) => forbidden.some((s) => s.collection === p.resource)),
+      );
+      const why = `cannot read Istio's repair settings (${refused}); ${grant}`;
       return { state: { kind: "unknown", why }, warnings: [] };
     }
     type Found = { configMap?: RepairValues["values"]; daemonSetEnv?: RepairValues["values"] };

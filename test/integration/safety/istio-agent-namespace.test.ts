@@ -207,6 +207,7 @@ describe("Istio's repair settings where its CNI agent runs (kube-system, istio-s
     await waitFor("held as unknown", async () => (await held("mesh_repair_pending")) === 1);
     expect(await metric("cni_repair_istio_repair_mode", { mode: "unknown" })).to.equal(1);
     expect(controller?.output()).to.include("cannot read Istio's repair settings");
+    expect(controller?.output(), "the rules to grant, in the warning").to.include("rules to add to a ClusterRole");
     expect(controller?.output()).to.include("Istio's repair settings are unknown");
     await noDeleteFor(2_000, "no DELETE while the settings cannot be read");
     expect(await controller?.stop()).to.equal(0);

@@ -239,6 +239,9 @@ describe("beside Istio's repair (istio-cni-config)", function () {
     await waitFor("held as if Istio repaired in place", async () => (await held("mesh_repair_pending")) === 1);
     expect(await t.metric("cni_repair_istio_repair_mode", { mode: "unknown" })).to.equal(1);
     expect(refused.output()).to.include("cannot read Istio's repair settings");
+    expect(refused.output(), "the rules to grant, in the warning").to.include(
+      `rules to add to a Role in namespace ${namespace}`,
+    );
     expect(refused.output().split("Istio's repair settings are unknown").length - 1, "warned once").to.equal(1);
     expect(await refused.stop()).to.equal(0);
 

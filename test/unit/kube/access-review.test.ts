@@ -90,29 +90,61 @@ describe("requiredPermissions", () => {
 });
 
 describe("missingPermissions", () => {
-  it("asks one SelfSubjectAccessReview per permission, all at once, and keeps the denied ones in order", async () => {
+  const SSRR = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+  const SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+  const permissions = requiredPermissions({
+    mode: "delete",
+    deleteBarePods: false,
+    electing: true,
+    leaseNamespace: "cni-repair",
+  });
+  const verbOf = (body: unknown) =>
+    (body as { spec: { resourceAttributes: { verb: string } } }).spec.resourceAttributes.verb;
+
+  it("asks one rules review per namespace, and an access review only for what the rules do not grant", async () => {
+    const calls: { path: string; body: unknown }[] = [];
+    const { transport } = scriptedTransport({
+      request: (call) => {
+        calls.push({ path: call.path, body: call.body });
+        if (call.path === SSRR) {
+          const namespace = (call.body as { spec: { namespace: string } }).spec.namespace;
+          // Everything but delete, cluster-wide; the Lease in its namespace.
+          const rules =
+            namespace === "cni-repair"
+              ? [{ verbs: ["*"], apiGroups: ["coordination.k8s.io"], resources: ["leases"] }]
+              : [
+                  { verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] },
+                  { verbs: ["patch"], apiGroups: [""], resources: ["*/status"] },
+                  { verbs: ["create"], apiGroups: ["events.k8s.io"], resources: ["events"] },
+                ];
+          return { body: { status: { resourceRules: rules, incomplete: false } } };
+        }
+        return { body: { status: { allowed: verbOf(call.body) !== "delete" } } };
+      },
+    });
+    const missing = await missingPermissions(transport, permissions);
+    expect(missing).to.deep.equal([{ verb: "delete", group: "", resource: "pods" }]);
+    const reviewed = calls.filter((c) => c.path === SSRR).map((c) => (c.body as { spec: unknown }).spec);
+    // Cluster-wide is asked in a namespace no namespace can be called (no RoleBinding can be there).
+    expect(reviewed).to.deep.equal([{ namespace: "cni-repair:every-namespace" }, { namespace: "cni-repair" }]);
+    expect(calls.filter((c) => c.path === SSAR).map((c) => verbOf(c.body))).to.deep.equal(["delete"]);
+  });
+
+  it("a rules review that fails or says nothing leaves every permission to its own access review, all at once", async () => {
     const reviews: unknown[] = [];
     let inFlight = 0;
     let maxInFlight = 0;
     const { transport } = scriptedTransport({
       request: async (call) => {
-        expect([call.method, call.path]).to.deep.equal([
-          "POST",
-          "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        ]);
+        if (call.path === SSRR)
+          return call.body && JSON.stringify(call.body).includes("every") ? { status: 500 } : { body: {} };
+        expect([call.method, call.path]).to.deep.equal(["POST", SSAR]);
         reviews.push(call.body);
         maxInFlight = Math.max(maxInFlight, ++inFlight);
         await new Promise((resolve) => setImmediate(resolve));
         inFlight--;
-        const attributes = (call.body as { spec: { resourceAttributes: { verb: string } } }).spec.resourceAttributes;
-        return { body: { status: { allowed: attributes.verb !== "delete" } } };
+        return { body: { status: { allowed: verbOf(call.body) !== "delete" } } };
       },
-    });
-    const permissions = requiredPermissions({
-      mode: "delete",
-      deleteBarePods: false,
-      electing: true,
-      leaseNamespace: "cni-repair",
     });
     const missing = await missingPermissions(transport, permissions);
     expect(missing).to.deep.equal([{ verb: "delete", group: "", resource: "pods" }]);
@@ -123,6 +155,17 @@ describe("missingPermissions", () => {
       spec: { resourceAttributes: { verb: "patch", group: "", resource: "pods", subresource: "status" } },
     });
     expect(reviews.at(-1)).to.have.nested.property("spec.resourceAttributes.namespace", "cni-repair");
+  });
+
+  it("what the rules grant is held without an access review (rules are additive: one listed is granted)", async () => {
+    const { transport, calls } = scriptedTransport({
+      request: (call) =>
+        call.path === SSRR
+          ? { body: { status: { resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }] } } }
+          : { body: { status: { allowed: false } } },
+    });
+    expect(await missingPermissions(transport, permissions)).to.deep.equal([]);
+    expect(calls.filter((c) => c.path === SSAR)).to.have.length(0);
   });
 });
 
