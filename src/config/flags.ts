@@ -279,7 +279,7 @@ export function flagTable(presets: Presets) {
       default: "5m",
       min: 10_000,
       wholeSeconds: true,
-      help: "Server-side timeout of each watch request, after which the watch is restarted.",
+      help: "Server-side timeout of each watch request (randomised up to twice this), after which the watch is restarted; a streamed initial list, which goes on as the watch, gets 30-60m so its initial events fit.",
     }),
     "watch-stall-timeout": durationFlag({
       group: "Connection",

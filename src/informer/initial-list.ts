@@ -9,6 +9,7 @@ import { listPage, openWatch } from "../kube/pods-api.js";
 import { type ProtobufObjects, UndecodableObject } from "../kube/protobuf-objects.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { StallWatchdog } from "./stall-watchdog.js";
+import type { WatchEventHandler } from "./watch-lines.js";
 import { readWatch } from "./watch-stream.js";
 
 export type InitialListOptions = {
@@ -27,16 +28,39 @@ export type InitialListOptions = {
   readonly item: (object: unknown) => void;
   /** After each page, and every pageSize streamed items. */
   readonly progress: () => void;
+  /**
+   * Go on reading a streamed list as the watch, as client-go's reflector does: one request where a list and a watch
+   * would be two (at a fleet's rollout, requests the one API server answers per instance). At the end bookmark,
+   * `listed` gets its resourceVersion and applies the list; when it returns true, every later event goes to
+   * `event` until the stream ends, and the result says how it ended (`watched`). False ends the stream there.
+   */
+  readonly watchOn?: {
+    readonly listed: (resourceVersion: string) => boolean;
+    readonly event: WatchEventHandler;
+  };
 };
 
 export type ListedVia = "watch-list" | "pages";
+
+/** How a streamed list that went on as the watch ended: at the server's timeout, or with an error (or a stall). */
+export type WatchedOn = { readonly error?: unknown; readonly stalled: boolean };
+
+export type Listed = {
+  readonly resourceVersion: string;
+  readonly via: ListedVia;
+  /** Present when the stream went on as the watch (watchOn): the list was applied by `listed`, and it ended so. */
+  readonly watched?: WatchedOn;
+};
 
 /** The server cannot stream the list: WatchList off or unknown there. Pages will do. */
 class WatchListUnsupported extends Error {}
 
 /** The annotation of the bookmark that ends the initial events (a protobuf projection must keep it). */
 export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
-/** The server ends a watch after this; the initial events of 100k pods take well under it. */
+/**
+ * The server ends a watch after this; the initial events of 100k pods take well under it. Randomised in [t, 2t), as
+ * every watch: the instances of a fleet rolled out at once must not all watch again in the same second.
+ */
 const WATCH_LIST_TIMEOUT_S = 1_800;
 
 /** Lists by WatchList until the server shows it cannot (then by pages, for good). */
@@ -48,10 +72,10 @@ export class InitialLister {
   }
 
   /** Feeds every item to options.item; resolves with the resourceVersion to watch from and how it listed. */
-  async list(options: InitialListOptions): Promise<{ resourceVersion: string; via: ListedVia }> {
+  async list(options: InitialListOptions): Promise<Listed> {
     if (this.#watchList) {
       try {
-        return { resourceVersion: await streamedList(options), via: "watch-list" };
+        return { ...(await streamedList(options)), via: "watch-list" };
       } catch (error) {
         if (!unsupported(error) || options.signal.aborted) throw error;
         this.#watchList = false;
@@ -66,14 +90,16 @@ function unsupported(error: unknown): boolean {
   return error instanceof WatchListUnsupported || (error instanceof ApiError && [400, 422].includes(error.status));
 }
 
-async function streamedList(options: InitialListOptions): Promise<string> {
+async function streamedList(options: InitialListOptions): Promise<Omit<Listed, "via">> {
   const watchdog = new StallWatchdog(options.stallTimeoutMs);
   let items = 0;
+  /** The end bookmark's resourceVersion, and whether the stream went on as the watch from there. */
+  const stream: { end: string | undefined; watchingOn: boolean } = { end: undefined, watchingOn: false };
   try {
     watchdog.arm();
     const response = await openWatch(options.transport, options.collection, options.scope, {
       resourceVersion: "",
-      timeoutSeconds: WATCH_LIST_TIMEOUT_S,
+      timeoutSeconds: Math.round(WATCH_LIST_TIMEOUT_S * (1 + Math.random())),
       signal: AbortSignal.any([options.signal, watchdog.signal]),
       initialEvents: true,
       protobuf: options.protobuf !== undefined,
@@ -83,14 +109,16 @@ async function streamedList(options: InitialListOptions): Promise<string> {
       options.heard();
       watchdog.arm();
     };
-    let end: string | undefined;
     await readWatch(response, options.protobuf, chunk, (event, stop) => {
+      if (stream.watchingOn) return options.watchOn?.event(event, stop);
       // The reflector reads it again as JSON (or, keyless, goes back to JSON altogether).
       if (event.object instanceof UndecodableObject) return options.item(event.object);
       if (event.type === "ERROR") throw watchErrorEvent(event.object);
       if (event.type === "BOOKMARK") {
-        end = initialEventsEnd(event.object);
-        if (end !== undefined) stop();
+        stream.end = initialEventsEnd(event.object);
+        if (stream.end === undefined) return;
+        stream.watchingOn = options.watchOn?.listed(stream.end) ?? false;
+        if (!stream.watchingOn) stop();
         return;
       }
       if (event.type !== "ADDED")
@@ -98,9 +126,13 @@ async function streamedList(options: InitialListOptions): Promise<string> {
       options.item(event.object);
       if (++items % options.pageSize === 0) options.progress();
     });
-    if (end !== undefined) return end;
-    throw new WatchListUnsupported("the watch ended without its initial-events-end bookmark");
+    const { end, watchingOn } = stream;
+    if (end === undefined) throw new WatchListUnsupported("the watch ended without its initial-events-end bookmark");
+    return watchingOn ? { resourceVersion: end, watched: { stalled: false } } : { resourceVersion: end };
   } catch (error) {
+    // Past the end bookmark the list is applied: what ends the stream ends the watch, for the caller to judge.
+    const { end, watchingOn } = stream;
+    if (watchingOn && end !== undefined) return { resourceVersion: end, watched: { error, stalled: watchdog.stalled } };
     if (watchdog.stalled) throw new Error(`no byte from the API server for ${options.stallTimeoutMs} ms while listing`);
     throw error;
   } finally {

@@ -6,7 +6,8 @@
 //     ▲              │ 410 Gone ─────────────────▶ list (diffed against the cache)
 //     │              │ stalled (no byte for stallTimeout) ─▶ watch(last rv)
 //     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
-// It never gives up; only the abort signal ends run().
+// It never gives up; only the abort signal ends run(). A streamed list (WatchList) goes on as the watch from its end
+// bookmark (one request, as client-go's reflector reads it), and ends as a watch does.
 //
 // With `protobuf` it asks for Kubernetes protobuf (and reads JSON when the server answers that). An object the
 // decoder cannot read is reported and read again as JSON by itself (json-refetch.ts); one without even a readable
@@ -22,9 +23,10 @@ import type { WatchRestartReason } from "../observe/metrics.js";
 import { Backoff, type BackoffPolicy } from "../util/backoff.js";
 import { type Listener, Publisher } from "../util/publisher.js";
 import type { FactsStore, StoreChange } from "./facts-store.js";
-import { InitialLister } from "./initial-list.js";
+import { InitialLister, type Listed, type WatchedOn } from "./initial-list.js";
 import { JsonRefetch } from "./json-refetch.js";
 import { StallWatchdog } from "./stall-watchdog.js";
+import type { WatchEvent } from "./watch-lines.js";
 import { readWatch } from "./watch-stream.js";
 
 /** How the watch is going, for metrics and logs (the cache's changes go to subscribers instead). */
@@ -74,6 +76,14 @@ type State =
   | { readonly phase: "list" }
   | { readonly phase: "watch"; readonly resourceVersion: string }
   | { readonly phase: "wait"; readonly delayMs: number; readonly next: State };
+
+/** One watch being read: where it is, and what to do with each event. */
+type WatchSession = {
+  resourceVersion: string;
+  events: number;
+  readonly openedAt: number;
+  readonly handle: (event: WatchEvent) => void;
+};
 
 /** A watch that ends this soon without a single event is treated as an error, like client-go does. */
 const SHORT_WATCH_MS = 1_000;
@@ -160,9 +170,11 @@ export class Reflector<T> implements RunningCache {
     const listed = new Map<string, T>();
     const undecodable: UndecodableObject[] = [];
     const protobuf = this.#protobuf;
-    let resourceVersion: string;
+    /** The stream's watch, once a streamed list went on as one. */
+    let onward: WatchSession | undefined;
+    let result: Listed;
     try {
-      ({ resourceVersion } = await this.#lister.list({
+      result = await this.#lister.list({
         transport: this.#options.transport,
         collection: this.#options.collection,
         scope: this.#options.scope,
@@ -181,7 +193,19 @@ export class Reflector<T> implements RunningCache {
           if (facts !== undefined) listed.set(this.store.keyOf(facts), facts);
         },
         progress: () => this.#options.onListProgress?.(listed.size),
-      }));
+        watchOn: {
+          listed: (resourceVersion) => {
+            // Each object the decoder could not read is read as JSON before the list is applied (below): the
+            // stream ends here, and the watch is opened after those reads.
+            if (undecodable.length > 0) return false;
+            this.#applyList(listed, started);
+            onward = this.#session(resourceVersion, signal);
+            return true;
+          },
+          event: (event) => onward?.handle(event),
+        },
+      });
+      if (result.watched !== undefined && onward !== undefined) return this.#watchEnded(onward, result.watched, signal);
       // Rare: each one the decoder could not read is read by itself as JSON (gone since: not listed).
       for (const { key } of undecodable) {
         const object = await getObject(this.#options.transport, this.#options.collection, key as ObjectKey, signal);
@@ -196,20 +220,21 @@ export class Reflector<T> implements RunningCache {
       this.#options.observer.watchRestart("error", error);
       return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "list" } };
     }
+    this.#applyList(listed, started);
+    return { phase: "watch", resourceVersion: result.resourceVersion };
+  }
+
+  /** The full list replaces the cache (every change published), and the cache is synced. */
+  #applyList(listed: Map<string, T>, started: number): void {
     this.#refetch.appliedAll();
     for (const change of this.store.replaceAll(listed)) this.#changes.publish(change);
     this.#options.observer.listed(listed.size, performance.now() - started);
     this.#markSynced();
-    return { phase: "watch", resourceVersion };
   }
 
   async #watch(fromVersion: string, signal: AbortSignal): Promise<State> {
-    const { observer } = this.#options;
-    const opened = performance.now();
+    const session = this.#session(fromVersion, signal);
     const watchdog = new StallWatchdog(this.#options.stallTimeoutMs);
-    const watchSignal = AbortSignal.any([signal, watchdog.signal]);
-    let resourceVersion = fromVersion;
-    let events = 0;
     const feed = () => {
       this.#heard();
       watchdog.arm();
@@ -220,14 +245,30 @@ export class Reflector<T> implements RunningCache {
       const timeoutSeconds = Math.round((this.#options.watchTimeoutMs * (1 + Math.random())) / 1000);
       const protobuf = this.#protobuf;
       const response = await openWatch(this.#options.transport, this.#options.collection, this.#options.scope, {
-        resourceVersion,
+        resourceVersion: fromVersion,
         timeoutSeconds,
-        signal: watchSignal,
+        signal: AbortSignal.any([signal, watchdog.signal]),
         protobuf: protobuf !== undefined,
       });
       this.#heard();
-      await readWatch(response, protobuf?.objects, feed, (event) => {
-        events++;
+      await readWatch(response, protobuf?.objects, feed, session.handle);
+      return this.#watchEnded(session, { stalled: false }, signal);
+    } catch (error) {
+      return this.#watchEnded(session, { error, stalled: watchdog.stalled }, signal);
+    } finally {
+      watchdog.dispose();
+    }
+  }
+
+  /** A watch from a resourceVersion: each event applied to the cache, the version moved on. */
+  #session(fromVersion: string, signal: AbortSignal): WatchSession {
+    const { observer } = this.#options;
+    const session: WatchSession = {
+      resourceVersion: fromVersion,
+      events: 0,
+      openedAt: performance.now(),
+      handle: (event) => {
+        session.events++;
         observer.watchEvent(event.type);
         if (event.object instanceof UndecodableObject) {
           this.#reportUndecodable(event.object);
@@ -238,38 +279,41 @@ export class Reflector<T> implements RunningCache {
         if (event.type === "ERROR") throw watchErrorEvent(event.object);
         const version = (event.object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
           ?.resourceVersion;
-        if (typeof version === "string" && version !== "") resourceVersion = version;
+        if (typeof version === "string" && version !== "") session.resourceVersion = version;
         this.#apply(event.type, event.object);
         this.#backoff.reset();
-      });
-      if (events === 0 && performance.now() - opened < SHORT_WATCH_MS) {
+      },
+    };
+    return session;
+  }
+
+  /** Where a watch that ended goes next: on from its last version, after a pause, or back to a list. */
+  #watchEnded(session: WatchSession, { error, stalled }: WatchedOn, signal: AbortSignal): State {
+    const { observer } = this.#options;
+    const { resourceVersion } = session;
+    if (error === undefined) {
+      if (session.events === 0 && performance.now() - session.openedAt < SHORT_WATCH_MS) {
         observer.watchRestart("error", new Error("watch closed at once with no event"));
         return { phase: "wait", delayMs: this.#backoff.next(), next: { phase: "watch", resourceVersion } };
       }
       observer.watchRestart("timeout");
       return { phase: "watch", resourceVersion };
-    } catch (error) {
-      if (signal.aborted) return { phase: "watch", resourceVersion };
-      // From the last event applied, as JSON: the one that could not be read comes again.
-      if (error instanceof ProtobufAbandoned) return { phase: "watch", resourceVersion };
-      if (watchdog.stalled) {
-        observer.watchRestart(
-          "stalled",
-          new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`),
-        );
-        return { phase: "watch", resourceVersion };
-      }
-      this.#heardIfAnswered(error);
-      if (error instanceof ApiError && error.status === 410) {
-        // The version we hold is compacted away: relist, and the store diff fills in what we missed.
-        observer.watchRestart("gone", error);
-        return { phase: "list" };
-      }
-      observer.watchRestart("error", error);
-      return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "watch", resourceVersion } };
-    } finally {
-      watchdog.dispose();
     }
+    if (signal.aborted) return { phase: "watch", resourceVersion };
+    // From the last event applied, as JSON: the one that could not be read comes again.
+    if (error instanceof ProtobufAbandoned) return { phase: "watch", resourceVersion };
+    if (stalled) {
+      observer.watchRestart("stalled", new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`));
+      return { phase: "watch", resourceVersion };
+    }
+    this.#heardIfAnswered(error);
+    if (error instanceof ApiError && error.status === 410) {
+      // The version we hold is compacted away: relist, and the store diff fills in what we missed.
+      observer.watchRestart("gone", error);
+      return { phase: "list" };
+    }
+    observer.watchRestart("error", error);
+    return { phase: "wait", delayMs: this.#retryDelay(error), next: { phase: "watch", resourceVersion } };
   }
 
   #heard(): void {

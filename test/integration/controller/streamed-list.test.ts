@@ -63,6 +63,14 @@ describe("streamed initial list (WatchList)", () => {
       pages: podRequests.filter((entry) => entry.url.includes("limit=")),
     };
   };
+  /** Watches of the namespace's pods other than the stream, as the proxy saw them so far. */
+  const laterWatches = () =>
+    (proxy?.log ?? []).filter(
+      (entry) =>
+        entry.url.startsWith(`/api/v1/namespaces/${t.namespace}/pods?`) &&
+        entry.url.includes("watch=true") &&
+        !entry.url.includes("sendInitialEvents=true"),
+    );
 
   it("lists with one streaming watch where the server offers it, and no LIST", async () => {
     const { streamed, pages } = await start(false);
@@ -70,6 +78,13 @@ describe("streamed initial list (WatchList)", () => {
     expect(streamed[0]?.status).to.equal(200);
     expect(streamed[0]?.url).to.include("resourceVersionMatch=NotOlderThan").and.not.include("resourceVersion=");
     expect(pages, "paginated LISTs").to.have.length(0);
+    // The stream goes on as the watch: a pod broken after the list is seen on it, with no other watch dialled.
+    await createPodInState(t.api, { namespace: t.namespace, name: "broken-later" });
+    await waitFor("the pod broken later to be deleted", async () => {
+      const pod = await t.api.readNamespacedPod({ namespace: t.namespace, name: "broken-later" });
+      return pod.metadata?.deletionTimestamp !== undefined;
+    });
+    expect(laterWatches(), "watches dialled beside the stream").to.deep.equal([]);
   });
 
   it("falls back to paginated LISTs when the server refuses the stream (422), and does not ask again", async () => {

@@ -7,7 +7,7 @@ import type { ApiError } from "../../../src/kube/api-error.js";
 import type { KubeTransport } from "../../../src/kube/transport.js";
 import { scriptedTransport } from "../../support/scripted-transport.js";
 
-type Answer = "stream" | "422" | "500" | "no-bookmark";
+type Answer = "stream" | "422" | "500" | "no-bookmark" | "error-after-end";
 
 const pod = (name: string) => ({ metadata: { name, resourceVersion: "5" } });
 const event = (type: string, object: unknown) => ({ type, object });
@@ -32,6 +32,7 @@ function scripted(answer: Answer) {
       const events = [event("ADDED", pod("p1")), event("BOOKMARK", { metadata: { resourceVersion: "9" } })];
       events.push(event("ADDED", pod("p2")));
       if (answer !== "no-bookmark") events.push(END, event("MODIFIED", pod("p2")));
+      if (answer === "error-after-end") events.push(event("ERROR", { kind: "Status", code: 410, reason: "Expired" }));
       return { events };
     },
   });
@@ -49,9 +50,10 @@ function scripted(answer: Answer) {
   return { transport, seen };
 }
 
-async function listOnce(lister: InitialLister, transport: KubeTransport) {
+async function listOnce(lister: InitialLister, transport: KubeTransport, watchOn?: InitialListOptions["watchOn"]) {
   const items: string[] = [];
   const options: InitialListOptions = {
+    ...(watchOn && { watchOn }),
     transport,
     collection: "pods",
     scope: {},
@@ -111,5 +113,51 @@ describe("informer/InitialLister", () => {
     const { transport, seen } = scripted("stream");
     expect((await listOnce(new InitialLister(false), transport)).via).to.equal("pages");
     expect(seen.streams).to.have.length(0);
+  });
+
+  it("goes on as the watch when asked: the list at the end bookmark, each later event to the watch, one request", async () => {
+    const { transport, seen } = scripted("stream");
+    const order: string[] = [];
+    const listed = await listOnce(new InitialLister(true), transport, {
+      listed: (resourceVersion) => {
+        order.push(`listed at ${resourceVersion}`);
+        return true;
+      },
+      event: (watched) => {
+        const object = watched.object as { metadata: { name: string } };
+        order.push(`${watched.type} ${object.metadata.name}`);
+      },
+    });
+    expect(listed).to.deep.equal({
+      resourceVersion: "42",
+      via: "watch-list",
+      items: ["p1", "p2"],
+      watched: { stalled: false },
+    });
+    expect(order).to.deep.equal(["listed at 42", "MODIFIED p2"]);
+    expect(seen.streams).to.have.length(1);
+  });
+
+  it("past the end bookmark an error ends the watch, not the list: returned for the reflector to judge", async () => {
+    const { transport } = scripted("error-after-end");
+    const listed = await listOnce(new InitialLister(true), transport, {
+      listed: () => true,
+      event: (watched) => {
+        if (watched.type === "ERROR") throw new Error("410 from the watch");
+      },
+    });
+    expect(listed.resourceVersion).to.equal("42");
+    expect(listed.watched?.error).to.be.an("error").with.property("message", "410 from the watch");
+  });
+
+  it("a list its caller will not apply yet (listed says false) ends the stream at the bookmark", async () => {
+    const { transport } = scripted("stream");
+    const events: string[] = [];
+    const listed = await listOnce(new InitialLister(true), transport, {
+      listed: () => false,
+      event: (watched) => events.push(watched.type),
+    });
+    expect(listed).to.deep.equal({ resourceVersion: "42", via: "watch-list", items: ["p1", "p2"] });
+    expect(events).to.deep.equal([]);
   });
 });
