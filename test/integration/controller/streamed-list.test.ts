@@ -79,7 +79,12 @@ describe("streamed initial list (WatchList)", () => {
     expect(streamed[0]?.url).to.include("resourceVersionMatch=NotOlderThan").and.not.include("resourceVersion=");
     expect(pages, "paginated LISTs").to.have.length(0);
     // The stream goes on as the watch: a pod broken after the list is seen on it, with no other watch dialled.
-    await createPodInState(t.api, { namespace: t.namespace, name: "broken-later" });
+    // Another owner's pod: the same owner broken again on the node would be held by the loop backoff.
+    await createPodInState(t.api, {
+      namespace: t.namespace,
+      name: "broken-later",
+      owner: { kind: "ReplicaSet", name: "later-5c4b" },
+    });
     await waitFor("the pod broken later to be deleted", async () => {
       const pod = await t.api.readNamespacedPod({ namespace: t.namespace, name: "broken-later" });
       return pod.metadata?.deletionTimestamp !== undefined;
