@@ -18,12 +18,12 @@ import { REVISION, VERSION } from "./version.js";
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
 /**
- * The heartbeat that measures it, and the controller's only timer while idle (each wake-up costs ~0.35 ms of CPU
- * on a busy 2-core machine, more than the rest of an idle second): half the limit sees every stall longer than the
- * limit plus 5 s, and wakes an idle process 0.2 times a second (V8's memory reducer adds one every 8 s, the HTTP/2
- * PING one every --watch-stall-timeout/2).
+ * The heartbeat that measures it, and the controller's only timer while idle (each wake-up of an idle process costs
+ * ~0.5-1 ms of CPU here, more the longer it slept: more than the rest of an idle second): at the limit itself it sees
+ * every stall longer than twice the limit, and wakes an idle process 0.1 times a second (the HTTP/2 PING adds one
+ * every --watch-stall-timeout/2; the per-node install turns V8's memory reducer, one every 8 s, off).
  */
-const EVENT_LOOP_HEARTBEAT_MS = MAX_EVENT_LOOP_LAG_MS / 2;
+const EVENT_LOOP_HEARTBEAT_MS = MAX_EVENT_LOOP_LAG_MS;
 /** /healthz fails once no cache has heard from the API server for this many --watch-stall-timeout periods. */
 const API_SILENCE_LIMIT_STALLS = 2;
 

@@ -280,7 +280,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions): Metrics
   leader.set(0);
 
   // Every wake-up of an idle process costs CPU (most with the DaemonSet's interpreter-only Node flags), so the
-  // event-loop lag series come from the /healthz heartbeat's delays (once a second, observe/event-loop-monitor.ts)
+  // event-loop lag series come from the /healthz heartbeat's delays (every 10 s: cli/run-controller.ts; observe/event-loop-monitor.ts)
   // instead of a sampler of prom-client's own, which would be a second timer. Its resolution is set past any
   // process's lifetime, so that timer never fires, and its series make way for ours under the same names.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: NEVER_MS });

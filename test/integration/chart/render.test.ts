@@ -439,13 +439,20 @@ describe("chart: helm lint, schema and template", function () {
     expect(cluster.topologySpreadConstraints?.[0]?.topologyKey).to.equal("kubernetes.io/hostname");
   });
 
-  it("per-node: the image's entry point as it is, the optimising compilers off by --v8-flags; nodeFlags and v8Flags replace theirs", async () => {
+  it("per-node: the image's node with V8's memory reducer off, the optimising compilers off by --v8-flags; nodeFlags and v8Flags replace theirs", async () => {
     const flagsOf = async (values: Record<string, string> = {}) => {
       const container = controllerContainer(await renderChart("per-node", values));
       const { env, nodeFlags } = podCommand(container, PLACEMENT);
       return { command: container.command, nodeFlags, v8Flags: env.CNI_REPAIR_V8_FLAGS };
     };
-    expect(await flagsOf()).to.deep.equal({ command: undefined, nodeFlags: [], v8Flags: "--no-opt,--no-maglev" });
+    expect(await flagsOf()).to.deep.equal({
+      command: ["/usr/local/bin/node", "--no-memory-reducer", "/app/dist/src/cli/main.js"],
+      nodeFlags: ["--no-memory-reducer"],
+      v8Flags: "--no-opt,--no-maglev",
+    });
+    expect((await flagsOf({ "sizing.daemonSet.nodeFlags": "null" })).command, "none: the entry point").to.equal(
+      undefined,
+    );
     expect((await flagsOf({ nodeFlags: "{--stack-size=2000}" })).nodeFlags).to.deep.equal(["--stack-size=2000"]);
     expect((await flagsOf({ v8Flags: "{--no-opt}" })).v8Flags).to.equal("--no-opt");
     expect((await flagsOf({ v8Flags: "null" })).v8Flags).to.equal("--no-opt,--no-maglev");
