@@ -125,7 +125,16 @@ export class KubeTransport {
     try {
       answer = await dispatchStreaming(
         dispatcher,
-        { origin: url.origin, path: url.pathname + url.search, method: "GET", headers },
+        // No undici timeouts: the reader's stall watchdog, armed at the dial and at every chunk, is the stream's one
+        // deadline (informer/stall-watchdog.ts); undici's would re-arm a timer of its own on every chunk.
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: "GET",
+          headers,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        },
         options.signal,
       );
     } catch (error) {
