@@ -1,6 +1,7 @@
 // Writes events.k8s.io/v1 Events about pods and nodes, the way `kubectl describe` shows them.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { METADATA_ONLY } from "./metadata-only.js";
 import type { KubeTransport } from "./transport.js";
 
 export const REPORTING_CONTROLLER = "cni-repair";
@@ -40,6 +41,7 @@ export async function createEvent(
     "POST",
     `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
     {
+      accept: METADATA_ONLY,
       body: {
         apiVersion: "events.k8s.io/v1",
         kind: "Event",

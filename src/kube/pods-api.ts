@@ -2,6 +2,7 @@
 import type { Scope } from "../config/selectors.js";
 import { ApiError } from "./api-error.js";
 import { type Collection, collectionRequest } from "./collection-path.js";
+import { METADATA_ONLY } from "./metadata-only.js";
 import { isProtobuf, openEnvelope, PROTOBUF_CONTENT_TYPE, readListMessage } from "./protobuf-envelope.js";
 import { decodeItem, type ObjectKey, type ProtobufObjects } from "./protobuf-objects.js";
 import type { KubeTransport, WatchResponse } from "./transport.js";
@@ -123,13 +124,6 @@ export async function getObject(
     throw error;
   }
 }
-
-/**
- * The answer to a write whose object we do not read: only its metadata (as client-go's metadata client asks), so
- * the server encodes and we parse that, not the spec and status that are most of a sidecar-injected pod.
- * Refusals are Status objects either way; a server that cannot convert answers the plain JSON listed after it.
- */
-const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
 
 /**
  * Deletes the pod only if it is still the very object that was judged: same UID (not a replacement with the
