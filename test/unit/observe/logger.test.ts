@@ -50,6 +50,35 @@ describe("observe/logger", () => {
     expect(new Date(String(line.timestamp)).toISOString()).to.equal(line.timestamp);
   });
 
+  it("does not format a line below its level, in the logger or its children; at that level it writes it", async () => {
+    let formatted = 0;
+    const field = {
+      toJSON: () => {
+        formatted++;
+        return "field";
+      },
+    };
+    const sink = new LineSink();
+    const logger = createLogger({ level: "info", format: "json", stream: sink });
+    const child = logger.child({ component: "reconciler" });
+    expect(logger.debug("dropped", { field })).to.equal(logger);
+    expect(child.debug("dropped", { field })).to.equal(child);
+    child.verbose("dropped", { field });
+    child.info("kept", { field });
+    await flushLogger(logger);
+    expect(sink.lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).to.deep.equal(["kept"]);
+    expect(formatted, "only the info line's field").to.equal(1);
+    expect(logger.isDebugEnabled()).to.equal(false);
+
+    const debugSink = new LineSink();
+    const debugLogger = createLogger({ level: "debug", format: "text", stream: debugSink });
+    debugLogger.child({ component: "reconciler" }).debug("kept at debug", { field });
+    debugLogger.silly("dropped");
+    await flushLogger(debugLogger);
+    expect(debugSink.lines).to.have.length(1);
+    expect(debugSink.lines[0]).to.match(/ debug \[reconciler\] kept at debug field=/);
+  });
+
   it("serialises errors, bigints and cycles in JSON fields", async () => {
     const sink = new LineSink();
     const logger = createLogger({ level: "debug", format: "json", stream: sink });
