@@ -67,4 +67,12 @@ export async function createEvent(
   );
 }
 
-const uniqueSuffix = (): string => `${Date.now().toString(16)}${randomBytes(3).toString("hex")}`;
+// Random once per process, not per Event (a draw was ~5% of an Event's CPU); the counter tells this process's apart.
+const processTag = randomBytes(3).toString("hex");
+let written = 0;
+
+/** The time, this process's tag, a counter: unique in the process; across processes, but for 1 in 2^24 in one ms. */
+const uniqueSuffix = (): string => {
+  written = (written + 1) % 0x100000;
+  return `${Date.now().toString(16)}${processTag}${written.toString(16)}`;
+};
