@@ -4,9 +4,15 @@ import { Publisher } from "../util/publisher.js";
 import type { GuardOptions } from "./guards.js";
 import type { StormTransition } from "./storm-breaker.js";
 
+/** In-flight deletions a node and a namespace each take now (Infinity without a cap). */
+export type FreeSlots = { readonly node: number; readonly namespace: number };
+
 export type GuardEvent =
-  /** A pod we deleted is gone: its node and namespace have an in-flight deletion slot free again. */
-  | { readonly kind: "slot_freed"; readonly node: string; readonly namespace: string }
+  /**
+   * An in-flight deletion slot of the node and namespace was freed (a pod we deleted is gone, or a DELETE did not
+   * happen), or a pod waiting for one stopped waiting: `free` says how many each takes now.
+   */
+  | { readonly kind: "slot_freed"; readonly node: string; readonly namespace: string; readonly free: FreeSlots }
   /** A storm breaker opened or closed (on a node, or cluster-wide). */
   | { readonly kind: "storm"; readonly transition: StormTransition }
   /** A held pod's deletion turn came earlier (a skipped delete gave its token back). */

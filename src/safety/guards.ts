@@ -180,27 +180,37 @@ export class SafetyGuards {
   }
 
   /**
-   * Call with the DELETE's outcome. A delete that did not happen frees its in-flight slot at once; a skip (404,
-   * 409: nothing was deleted by us) also gives its token back, and pods waiting for a turn move up.
+   * Call with the DELETE's outcome. A delete that did not happen frees its in-flight slot at once (returned, if it
+   * had one); a skip (404, 409: nothing was deleted by us) also gives its token back, and pods waiting for a turn
+   * move up.
    */
-  afterDelete(facts: PodFacts, outcome: "deleted" | "skipped" | "failed"): void {
+  afterDelete(
+    facts: PodFacts,
+    outcome: "deleted" | "skipped" | "failed",
+  ): { node: string; namespace: string } | undefined {
     const key = podKey(facts.namespace, facts.name);
     this.#storm(this.storm.deleted(facts.uid, outcome !== "skipped"));
     if (outcome === "deleted") {
       this.#loop.recordDeletion(facts);
       for (const bucket of this.#buckets()) bucket.settle(key);
-      return;
+      return undefined;
     }
-    this.#inflight.release(facts.uid);
+    const freed = this.#inflight.release(facts.uid);
     // A failed DELETE may still have reached the server (a timeout): its token stays spent, the safe side.
     if (outcome === "failed") {
       for (const bucket of this.#buckets()) bucket.settle(key);
-      return;
+      return freed;
     }
     // The token came from one of the two paces; the other has nothing spent for the key and moves nothing.
     for (const bucket of this.#buckets()) {
       for (const [moved, waitMs] of bucket.refund(key)) this.#onTurnMoved?.(moved, waitMs);
     }
+    return freed;
+  }
+
+  /** The in-flight deletions the node and the namespace each take now (Infinity without a cap). */
+  freeSlots(where: { node: string; namespace: string }): { readonly node: number; readonly namespace: number } {
+    return this.#inflight.free(where);
   }
 
   /** A pod UID left the cache: its in-flight slot (if we deleted it) is free. Returns where, if it was. */

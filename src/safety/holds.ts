@@ -70,10 +70,23 @@ export class Holds {
     return [...this.#held.entries()].map(([key, held]) => [key, { ...held }]);
   }
 
-  /** Keys held for one of the reasons, optionally only on one node or in one namespace. */
-  keys(reasons: readonly HoldReason[], where: { node?: string; namespace?: string } = {}): string[] {
+  /** Where the pod is held and why, if it is. */
+  get(key: string): Readonly<Held> | undefined {
+    return this.#held.get(key);
+  }
+
+  /**
+   * Keys held for one of the reasons, optionally only on one node or in one namespace; with `first`, only that
+   * many, in the order they were held.
+   */
+  keys(
+    reasons: readonly HoldReason[],
+    where: { node?: string; namespace?: string } = {},
+    first = Number.POSITIVE_INFINITY,
+  ): string[] {
     const keys: string[] = [];
     for (const [key, held] of this.#held.entries()) {
+      if (keys.length >= first) break;
       if (!reasons.includes(held.reason)) continue;
       if (where.node !== undefined && held.node !== where.node) continue;
       if (where.namespace !== undefined && held.namespace !== where.namespace) continue;

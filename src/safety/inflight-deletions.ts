@@ -38,6 +38,15 @@ export class InflightDeletions {
     return undefined;
   }
 
+  /** How many more deletions the node and the namespace each take now (Infinity without a cap). */
+  free(where: Slot): { readonly node: number; readonly namespace: number } {
+    const left = (cap: number, used: number) => (cap > 0 ? Math.max(0, cap - used) : Number.POSITIVE_INFINITY);
+    return {
+      node: left(this.#perNode, this.#byNode.get(where.node) ?? 0),
+      namespace: left(this.#perNamespace, this.#byNamespace.get(where.namespace) ?? 0),
+    };
+  }
+
   /** Takes a slot before the DELETE is sent, so concurrent workers cannot overshoot the cap. */
   reserve(facts: PodFacts): void {
     if (this.#slots.has(facts.uid)) return;

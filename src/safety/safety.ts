@@ -12,6 +12,7 @@ import type { Metrics } from "../observe/metrics.js";
 import { systemClock } from "../util/clock.js";
 import { GuardEvents } from "./guard-events.js";
 import { type GuardOptions, type GuardsSnapshot, type Paces, SafetyGuards } from "./guards.js";
+import type { HoldReason } from "./hold-reasons.js";
 import { Holds } from "./holds.js";
 import { type Decision, decide, type GuardView, isPaced, keepsTurn, modeFor } from "./policy.js";
 import type { PodStanding, StormView } from "./storm-breaker.js";
@@ -135,7 +136,11 @@ export class Safety {
     const key = podKey(facts.namespace, facts.name);
     const dry = options.dry;
     if (!verdict.broken) {
-      if (!dry) this.#release(key);
+      if (!dry) {
+        const waitedForSlot = this.#waitsForSlot(key);
+        this.#release(key);
+        this.#leftLine(key, waitedForSlot);
+      }
       const decision: Decision = { kind: "healthy" };
       return {
         verdict,
@@ -165,6 +170,7 @@ export class Safety {
     if (isPaced(decision)) this.#guards.commitPace(key, guards, dry?.paces);
     const ticket = this.#ticket(key, facts, decision, dry);
     if (dry) return { verdict, mode, guards, decision, ticket, heldAnew: false };
+    const waitedForSlot = this.#waitsForSlot(key);
     let heldAnew = false;
     if (decision.kind === "hold") {
       if (!keepsTurn(decision)) this.#guards.forgetPod(key);
@@ -174,6 +180,7 @@ export class Safety {
       // From here on the DELETE may be in flight: its slot is taken before any await, so workers cannot overshoot.
       if (decision.kind === "act" && decision.action === "delete") this.#guards.beforeDelete(facts);
     }
+    this.#leftLine(key, waitedForSlot);
     return { verdict, mode, guards, decision, ticket, heldAnew };
   }
 
@@ -203,11 +210,33 @@ export class Safety {
       before && previous && { facts: previous, standing: before },
       now && current && { facts: current, standing: { ...now, explained } },
     );
+    const waitedForSlot = this.#waitsForSlot(key);
     if (previous && previous.uid !== current?.uid) {
       const freed = this.#guards.podGone(previous.uid);
-      if (freed) this.#events.publish({ kind: "slot_freed", node: freed.node, namespace: freed.namespace });
+      if (freed) this.#slotsOpen(freed);
     }
     if (current === undefined) this.#forget(key);
+    this.#leftLine(key, waitedForSlot);
+  }
+
+  /** The in-flight slot the pod waits for (held node_inflight or namespace_inflight), if it does. */
+  #waitsForSlot(key: string): { reason: HoldReason; node: string; namespace: string } | undefined {
+    const held = this.#holds.get(key);
+    return held?.reason === "node_inflight" || held?.reason === "namespace_inflight" ? held : undefined;
+  }
+
+  /**
+   * A pod that waited for a slot and waits for it no more (it took one, is held for another reason, healed or is
+   * gone): the next in line may take the slot it was woken for.
+   */
+  #leftLine(key: string, waited: { reason: HoldReason; node: string; namespace: string } | undefined): void {
+    if (waited && this.#waitsForSlot(key)?.reason !== waited.reason) this.#slotsOpen(waited);
+  }
+
+  /** The node and namespace may take more deletions now: the pods waiting there, as many as fit, are woken. */
+  #slotsOpen(where: { node: string; namespace: string }): void {
+    const { node, namespace } = where;
+    this.#events.publish({ kind: "slot_freed", node, namespace, free: this.#guards.freeSlots(where) });
   }
 
   /** A new leadership term starts with no burst: the previous leader may have spent it a moment ago. */
@@ -226,7 +255,11 @@ export class Safety {
     if (decision.action === "delete") {
       // A 429/503 refused the DELETE before doing anything: like a skip, nothing was deleted.
       const refused = outcome.result === "skip" || outcome.result === "throttled";
-      this.#guards.afterDelete(facts, outcome.result === "success" ? "deleted" : refused ? "skipped" : "failed");
+      const freed = this.#guards.afterDelete(
+        facts,
+        outcome.result === "success" ? "deleted" : refused ? "skipped" : "failed",
+      );
+      if (freed) this.#slotsOpen(freed);
     }
     if ((outcome.result === "success" || outcome.result === "dry_run") && decision.action !== "label") {
       this.#handled.set(key, facts.uid);

@@ -120,14 +120,32 @@ describe("controller/triggers", () => {
     expect(requests.map((request) => request.key).sort()).to.deep.equal(["shop/a", "shop/b"]);
   });
 
-  it("guard events: a freed slot wakes the pods held for it; a moved turn that pod, after its wait", () => {
+  it("guard events: a freed slot wakes the pods held for it, as many as fit, longest held first; a moved turn that pod, after its wait", () => {
     const { sources, holds, requestsOf } = setup();
     holds.hold("shop/node-held", broken("node-held", { nodeName: "node-a" }), "node_inflight");
+    holds.hold("shop/node-later", broken("node-later", { nodeName: "node-a" }), "node_inflight");
+    holds.hold("shop/ns-later", broken("ns-later", { nodeName: "node-y" }), "namespace_inflight");
     holds.hold("shop/ns-held", broken("ns-held", { nodeName: "node-z" }), "namespace_inflight");
     holds.hold("other/ns-held", broken("ns-held", { namespace: "other", nodeName: "node-z" }), "namespace_inflight");
     holds.hold("shop/elsewhere", broken("elsewhere", { nodeName: "node-b" }), "node_inflight");
-    const freed = requestsOf(() => sources.guards.publish({ kind: "slot_freed", node: "node-a", namespace: "shop" }));
-    expect(freed).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/ns-held" }]);
+    const freed = requestsOf(() =>
+      sources.guards.publish({
+        kind: "slot_freed",
+        node: "node-a",
+        namespace: "shop",
+        free: { node: 1, namespace: 1 },
+      }),
+    );
+    expect(freed).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/ns-later" }]);
+    const two = requestsOf(() =>
+      sources.guards.publish({
+        kind: "slot_freed",
+        node: "node-a",
+        namespace: "shop",
+        free: { node: 2, namespace: 0 },
+      }),
+    );
+    expect(two).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/node-later" }]);
     const moved = requestsOf(() => sources.guards.publish({ kind: "turn_moved", key: "shop/x", waitMs: 1_500 }));
     expect(moved).to.deep.equal([{ key: "shop/x", afterMs: 1_500 }]);
   });

@@ -5,8 +5,10 @@
 // settled or released, the holds exactly the pods last judged held, and the storm breaker's counts equal to a recount
 // from the cache plus our own deletes (the window, and the 10 min wait for an unreplaced pod's replacement: some ticks
 // land in its last minute or just past it, so a breaker that lets such a slot go early or late fails the recount). A
-// dry judgement changes no state at all (a snapshot before and after). The runs count the branches they exist for,
-// and fail if one is never reached.
+// dry judgement changes no state at all (a snapshot before and after). The work queue is modelled too (the keys
+// the guards' events wake, as controller/triggers.ts maps them, and each changed broken pod's): whenever a node or
+// the namespace has a free in-flight slot, the pods held waiting for one there are woken, as many as fit, so none
+// waits for a slot that is free. The runs count the branches they exist for, and fail if one is never reached.
 import { expect } from "chai";
 import fc from "fast-check";
 import { Registry } from "prom-client";
@@ -20,6 +22,7 @@ import { HOLD_REASONS, type HoldReason } from "../../../src/safety/hold-reasons.
 import { Safety } from "../../../src/safety/safety.js";
 import type { StormCounts } from "../../../src/safety/storm-breaker.js";
 import type { ActionOutcome, Ticket } from "../../../src/safety/ticket.js";
+import { wokenKeys } from "../../../src/safety/wakeups.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
 import { guardsOff, TEST_LABEL } from "../../support/test-reconciler.js";
 import { FakeClock } from "../fake-clock.js";
@@ -139,6 +142,19 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
 
   // The model: the cache, the open tickets, the deletes in flight (by UID), the turns spent, who is held.
   const cache = new Map<string, PodFacts>();
+  /** The work queue: keys to be judged again. */
+  const queued = new Set<string>();
+  /** Set while a judge step runs: a slot_freed then comes from a pod that stopped waiting. */
+  let judging = false;
+  safety.events.subscribe((event) => {
+    const keys = event.kind === "turn_moved" ? [event.key] : wokenKeys(safety.holds, event);
+    for (const key of keys) queued.add(key);
+    if (event.kind === "slot_freed" && keys.length > 0) {
+      reach(
+        judging ? "wake: a pod that stopped waiting woke the next" : "wake: a slot freed woke a pod waiting for one",
+      );
+    }
+  });
   let open: Ticket[] = [];
   const inflight = new Map<string, { node: string; namespace: string }>();
   let spent = 0;
@@ -167,6 +183,8 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
       reach("storm: a healthy replacement broke in place");
     }
     if (current) cache.set(key, current);
+    // The pod trigger: a pod broken now, or broken before (it may have healed).
+    if (current && (isBroken(current) || (previous !== undefined && isBroken(previous)))) queued.add(key);
     safety.observe({ key, previous, current });
     if (previous && previous.uid !== current?.uid) inflight.delete(previous.uid);
     if (!current) held.delete(key);
@@ -275,7 +293,10 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
         // One reconcile per key at a time, as the work queue guarantees.
         if (!facts || open.some((ticket) => ticket.facts.name === facts.name)) break;
         const key = podKey(facts.namespace, facts.name);
+        queued.delete(key);
+        judging = true;
         const { decision, ticket } = safety.judge(facts, detect(facts, RULES, NO_CONTEXT));
+        judging = false;
         open.push(ticket);
         if (decision.kind === "hold") held.set(key, decision.reason);
         else held.delete(key);
@@ -320,6 +341,26 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
     // In flight within the caps.
     for (const node of NODES) expect(inflightOn((slot) => slot.node === node)).to.be.at.most(PER_NODE);
     expect(inflightOn((slot) => slot.namespace === "shop")).to.be.at.most(PER_NAMESPACE);
+    // No pod waits for a slot that is free: as many of the pods waiting for one as fit are on the queue.
+    const lines = [
+      ...NODES.map((node) => ({
+        reason: "node_inflight" as const,
+        where: { node },
+        free: PER_NODE - inflightOn((slot) => slot.node === node),
+      })),
+      {
+        reason: "namespace_inflight" as const,
+        where: { namespace: "shop" },
+        free: PER_NAMESPACE - inflightOn((slot) => slot.namespace === "shop"),
+      },
+    ];
+    for (const { reason, where, free } of lines) {
+      const waiting = safety.holds.keys([reason], where);
+      const fit = Math.min(free, waiting.length);
+      const woken = waiting.filter((key) => queued.has(key)).length;
+      expect(woken, `pods woken for ${free} free slot(s) of ${JSON.stringify(where)}`).to.be.at.least(fit);
+      if (fit > 0) reach("wake: a slot free while pods wait for one");
+    }
     // Turns spent within the bucket: the burst, plus what the rate has refilled since the start.
     expect(spent).to.be.at.most(BURST + Math.floor(((clock.now() - start) * PER_MINUTE) / 60_000));
     // Every ticket settled or released is closed; only the open ones are.
@@ -375,6 +416,8 @@ const BRANCHES = [
   "dry scan: loop_backoff",
   "dry scan: healthy",
   "dry explain: act",
+  "wake: a slot freed woke a pod waiting for one",
+  "wake: a slot free while pods wait for one",
 ];
 
 describe("safety/Safety: judge, settle and release under cache changes and time (property)", () => {
