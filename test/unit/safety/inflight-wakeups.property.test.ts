@@ -8,20 +8,13 @@
 // exist for, and fail if one is never reached.
 import { expect } from "chai";
 import fc from "fast-check";
-import { Registry } from "prom-client";
 import { detect, NO_CONTEXT } from "../../../src/detect/detect.js";
 import { type PodFacts, podKey } from "../../../src/detect/facts.js";
-import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
-import { Safety } from "../../../src/safety/safety.js";
 import type { ActionOutcome, Ticket } from "../../../src/safety/ticket.js";
-import { wokenKeys } from "../../../src/safety/wakeups.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
-import { guardsOff, TEST_LABEL } from "../../support/test-reconciler.js";
+import { deleteModeSafety, expectWaitersWoken, ISTIO_RULES, wokenQueue } from "../../support/safety-under-test.js";
 import { FakeClock } from "../fake-clock.js";
 
-const RULES = [presetRule("istio") as Rule];
 const PER_NODE = 2;
 const PER_NAMESPACE = 3;
 const NODES = ["node-1", "node-2"] as const;
@@ -57,36 +50,25 @@ type Reached = Map<string, number>;
 function run(paced: boolean, steps: readonly Step[], reached: Reached): void {
   const reach = (branch: string) => reached.set(branch, (reached.get(branch) ?? 0) + 1);
   const clock = new FakeClock(Date.parse("2026-12-05T22:00:00Z"));
-  const safety = new Safety({
-    ...guardsOff({
-      limits: {
-        deletionsPerMinute: paced ? PER_MINUTE : 0,
-        outageDeletionsPerMinute: paced ? PER_MINUTE : 0,
-        deletionBurst: 3,
-        inflightPerNode: PER_NODE,
-        inflightPerNamespace: PER_NAMESPACE,
-      },
-      clock,
-    }),
-    rules: RULES,
-    mode: "delete",
-    label: TEST_LABEL,
-    deleteBarePods: false,
-    metrics: createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" }),
-    context: () => ({ ...NO_CONTEXT, nowMs: clock.now() }),
+  const safety = deleteModeSafety({
+    limits: {
+      deletionsPerMinute: paced ? PER_MINUTE : 0,
+      outageDeletionsPerMinute: paced ? PER_MINUTE : 0,
+      deletionBurst: 3,
+      inflightPerNode: PER_NODE,
+      inflightPerNamespace: PER_NAMESPACE,
+    },
+    clock,
   });
 
   const cache = new Map<string, PodFacts>();
-  const queued = new Set<string>();
   /** DELETEs sent whose outcome is not known yet, and pods deleted and still terminating (their slot taken). */
   let sent: Ticket[] = [];
   const terminating: PodFacts[] = [];
   let judging = false;
   let serial = 0;
 
-  safety.events.subscribe((event) => {
-    const keys = event.kind === "turn_moved" ? [event.key] : wokenKeys(safety.holds, event);
-    for (const key of keys) queued.add(key);
+  const queued = wokenQueue(safety, (event, keys) => {
     if (event.kind !== "slot_freed") return;
     expect(keys.length, "no more woken than the free slots").to.be.at.most(event.free.node + event.free.namespace);
     if (keys.length === 0) return;
@@ -127,7 +109,7 @@ function run(paced: boolean, steps: readonly Step[], reached: Reached): void {
         if (!facts) break;
         const waited = safety.holds.keys(["node_inflight", "namespace_inflight"]).includes(key);
         judging = true;
-        const { decision, ticket } = safety.judge(facts, detect(facts, RULES, NO_CONTEXT));
+        const { decision, ticket } = safety.judge(facts, detect(facts, ISTIO_RULES, NO_CONTEXT));
         judging = false;
         const what = decision.kind === "hold" ? decision.reason : decision.kind;
         reach(`judge: ${what}`);
@@ -183,13 +165,8 @@ function run(paced: boolean, steps: readonly Step[], reached: Reached): void {
         free: PER_NAMESPACE - slots.filter(([, slot]) => slot.namespace === namespace).length,
       })),
     ];
-    for (const { reason, where, free } of lines) {
-      const waiting = safety.holds.keys([reason], where);
-      const woken = waiting.filter((key) => queued.has(key)).length;
-      expect(woken, `${reason} ${JSON.stringify(where)}: ${free} free, ${waiting.length} waiting`).to.be.at.least(
-        Math.min(free, waiting.length),
-      );
-      if (free > 0 && waiting.length > free) reach("more pods waiting than free slots");
+    for (const line of expectWaitersWoken(safety, queued, lines)) {
+      if (safety.holds.keys([line.reason], line.where).length > line.free) reach("more pods waiting than free slots");
     }
   }
 }

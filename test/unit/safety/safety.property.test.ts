@@ -11,23 +11,16 @@
 // waits for a slot that is free. The runs count the branches they exist for, and fail if one is never reached.
 import { expect } from "chai";
 import fc from "fast-check";
-import { Registry } from "prom-client";
 import type { Mode } from "../../../src/config/config.js";
 import { detect, NO_CONTEXT } from "../../../src/detect/detect.js";
 import { type PodFacts, podKey } from "../../../src/detect/facts.js";
-import { presetRule } from "../../../src/detect/presets.js";
-import type { Rule } from "../../../src/detect/rule.js";
-import { createMetrics } from "../../../src/observe/metrics.js";
 import { HOLD_REASONS, type HoldReason } from "../../../src/safety/hold-reasons.js";
-import { Safety } from "../../../src/safety/safety.js";
 import type { StormCounts } from "../../../src/safety/storm-breaker.js";
 import type { ActionOutcome, Ticket } from "../../../src/safety/ticket.js";
-import { wokenKeys } from "../../../src/safety/wakeups.js";
 import { exited, init, istioPod } from "../../support/pod-builders.js";
-import { guardsOff, TEST_LABEL } from "../../support/test-reconciler.js";
+import { deleteModeSafety, expectWaitersWoken, ISTIO_RULES, wokenQueue } from "../../support/safety-under-test.js";
 import { FakeClock } from "../fake-clock.js";
 
-const RULES = [presetRule("istio") as Rule];
 const PER_MINUTE = 4;
 const BURST = 1;
 const PER_NODE = 1;
@@ -119,41 +112,24 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
   const reach = (branch: string) => reached.set(branch, (reached.get(branch) ?? 0) + 1);
   const clock = new FakeClock(Date.parse("2026-12-04T10:00:00Z"));
   const start = clock.now();
-  const safety = new Safety({
-    ...guardsOff({
-      limits: {
-        deletionsPerMinute: PER_MINUTE,
-        outageDeletionsPerMinute: PER_MINUTE,
-        deletionBurst: BURST,
-        inflightPerNode: PER_NODE,
-        inflightPerNamespace: PER_NAMESPACE,
-      },
-      loopBackoff: { baseMs: 5_000, maxMs: 20_000 },
-      storm: { ...storm, windowMs: WINDOW_MS },
-      clock,
-    }),
-    rules: RULES,
-    mode: "delete",
-    label: TEST_LABEL,
-    deleteBarePods: false,
-    metrics: createMetrics(new Registry(), { ruleNames: ["istio"], version: "test" }),
-    context: () => ({ ...NO_CONTEXT, nowMs: clock.now() }),
+  const safety = deleteModeSafety({
+    limits: {
+      deletionsPerMinute: PER_MINUTE,
+      outageDeletionsPerMinute: PER_MINUTE,
+      deletionBurst: BURST,
+      inflightPerNode: PER_NODE,
+      inflightPerNamespace: PER_NAMESPACE,
+    },
+    loopBackoff: { baseMs: 5_000, maxMs: 20_000 },
+    storm: { ...storm, windowMs: WINDOW_MS },
+    clock,
   });
 
   // The model: the cache, the open tickets, the deletes in flight (by UID), the turns spent, who is held.
   const cache = new Map<string, PodFacts>();
   /** The work queue: keys to be judged again. */
-  const queued = new Set<string>();
-  /** Set while a judge step runs: a slot_freed then comes from a pod that stopped waiting. */
-  let judging = false;
-  safety.events.subscribe((event) => {
-    const keys = event.kind === "turn_moved" ? [event.key] : wokenKeys(safety.holds, event);
-    for (const key of keys) queued.add(key);
-    if (event.kind === "slot_freed" && keys.length > 0) {
-      reach(
-        judging ? "wake: a pod that stopped waiting woke the next" : "wake: a slot freed woke a pod waiting for one",
-      );
-    }
+  const queued = wokenQueue(safety, (event, keys) => {
+    if (event.kind === "slot_freed" && keys.length > 0) reach("wake: a slot freed woke a pod waiting for one");
   });
   let open: Ticket[] = [];
   const inflight = new Map<string, { node: string; namespace: string }>();
@@ -163,7 +139,7 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
   /** Our deletes whose slot the breaker still keeps, by the deleted pod's UID, in the order of the deletes. */
   const ours = new Map<string, OurDelete>();
 
-  const isBroken = (facts: PodFacts) => detect(facts, RULES, NO_CONTEXT).broken;
+  const isBroken = (facts: PodFacts) => detect(facts, ISTIO_RULES, NO_CONTEXT).broken;
   const brokenInCache = (uid: string) => [...cache.values()].some((pod) => pod.uid === uid && isBroken(pod));
   /** A deleted pod's slot counts while the pod itself no longer counts as alive and broken. */
   const counting = (uid: string) => !brokenInCache(uid);
@@ -276,7 +252,7 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
         for (const facts of pods) {
           for (const mode of each.what === "scan" ? [undefined] : MODES) {
             const dry = each.what === "scan" ? scan : safety.dryRun();
-            const { decision, ticket } = safety.judge(facts, detect(facts, RULES, NO_CONTEXT), {
+            const { decision, ticket } = safety.judge(facts, detect(facts, ISTIO_RULES, NO_CONTEXT), {
               dry,
               ...(mode && { mode }),
             });
@@ -294,9 +270,7 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
         if (!facts || open.some((ticket) => ticket.facts.name === facts.name)) break;
         const key = podKey(facts.namespace, facts.name);
         queued.delete(key);
-        judging = true;
-        const { decision, ticket } = safety.judge(facts, detect(facts, RULES, NO_CONTEXT));
-        judging = false;
+        const { decision, ticket } = safety.judge(facts, detect(facts, ISTIO_RULES, NO_CONTEXT));
         open.push(ticket);
         if (decision.kind === "hold") held.set(key, decision.reason);
         else held.delete(key);
@@ -354,13 +328,7 @@ function run(storm: { maxBrokenFraction: number; minBroken: number }, steps: rea
         free: PER_NAMESPACE - inflightOn((slot) => slot.namespace === "shop"),
       },
     ];
-    for (const { reason, where, free } of lines) {
-      const waiting = safety.holds.keys([reason], where);
-      const fit = Math.min(free, waiting.length);
-      const woken = waiting.filter((key) => queued.has(key)).length;
-      expect(woken, `pods woken for ${free} free slot(s) of ${JSON.stringify(where)}`).to.be.at.least(fit);
-      if (fit > 0) reach("wake: a slot free while pods wait for one");
-    }
+    if (expectWaitersWoken(safety, queued, lines).length > 0) reach("wake: a slot free while pods wait for one");
     // Turns spent within the bucket: the burst, plus what the rate has refilled since the start.
     expect(spent).to.be.at.most(BURST + Math.floor(((clock.now() - start) * PER_MINUTE) / 60_000));
     // Every ticket settled or released is closed; only the open ones are.
