@@ -2,10 +2,8 @@
 
 import { Publisher } from "../util/publisher.js";
 import type { GuardOptions } from "./guards.js";
+import type { FreeSlots } from "./inflight-deletions.js";
 import type { StormTransition } from "./storm-breaker.js";
-
-/** In-flight deletions a node and a namespace each take now (Infinity without a cap). */
-export type FreeSlots = { readonly node: number; readonly namespace: number };
 
 export type GuardEvent =
   /**

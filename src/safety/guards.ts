@@ -6,7 +6,7 @@ import { type PodFacts, podKey } from "../detect/facts.js";
 import type { IstioRepairState } from "../detect/istio-repair-settings.js";
 import { type Clock, systemClock, type TimerHandle } from "../util/clock.js";
 import type { AgentReadiness } from "./agent-readiness.js";
-import { InflightDeletions } from "./inflight-deletions.js";
+import { type FreeSlots, InflightDeletions } from "./inflight-deletions.js";
 import { LoopBackoff } from "./loop-backoff.js";
 import { meshRepairCheck } from "./mesh-repair-guard.js";
 import type { GuardView } from "./policy.js";
@@ -209,7 +209,7 @@ export class SafetyGuards {
   }
 
   /** The in-flight deletions the node and the namespace each take now (Infinity without a cap). */
-  freeSlots(where: { node: string; namespace: string }): { readonly node: number; readonly namespace: number } {
+  freeSlots(where: { node: string; namespace: string }): FreeSlots {
     return this.#inflight.free(where);
   }
 

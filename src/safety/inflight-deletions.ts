@@ -5,6 +5,9 @@ export type InflightHold = "node_inflight" | "namespace_inflight";
 
 type Slot = { readonly node: string; readonly namespace: string };
 
+/** In-flight deletions a node and a namespace each take now (Infinity without a cap). */
+export type FreeSlots = { readonly node: number; readonly namespace: number };
+
 export class InflightDeletions {
   readonly #perNode: number;
   readonly #perNamespace: number;
@@ -39,7 +42,7 @@ export class InflightDeletions {
   }
 
   /** How many more deletions the node and the namespace each take now (Infinity without a cap). */
-  free(where: Slot): { readonly node: number; readonly namespace: number } {
+  free(where: Slot): FreeSlots {
     const left = (cap: number, used: number) => (cap > 0 ? Math.max(0, cap - used) : Number.POSITIVE_INFINITY);
     return {
       node: left(this.#perNode, this.#byNode.get(where.node) ?? 0),

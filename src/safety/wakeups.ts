@@ -1,9 +1,9 @@
 // Which held pods a change may free, by hold reason: the one table the triggers read (controller/triggers.ts turns
 // the keys into re-queues). Adding a guard, or reordering them in policy.ts, is an edit here and there, in this folder.
 
-import type { FreeSlots } from "./guard-events.js";
 import type { HoldReason } from "./hold-reasons.js";
 import type { Holds } from "./holds.js";
+import type { FreeSlots } from "./inflight-deletions.js";
 import type { StormTransition } from "./storm-breaker.js";
 
 /** A change that may let held pods go. */
