@@ -128,24 +128,10 @@ describe("controller/triggers", () => {
     holds.hold("shop/ns-held", broken("ns-held", { nodeName: "node-z" }), "namespace_inflight");
     holds.hold("other/ns-held", broken("ns-held", { namespace: "other", nodeName: "node-z" }), "namespace_inflight");
     holds.hold("shop/elsewhere", broken("elsewhere", { nodeName: "node-b" }), "node_inflight");
-    const freed = requestsOf(() =>
-      sources.guards.publish({
-        kind: "slot_freed",
-        node: "node-a",
-        namespace: "shop",
-        free: { node: 1, namespace: 1 },
-      }),
-    );
-    expect(freed).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/ns-later" }]);
-    const two = requestsOf(() =>
-      sources.guards.publish({
-        kind: "slot_freed",
-        node: "node-a",
-        namespace: "shop",
-        free: { node: 2, namespace: 0 },
-      }),
-    );
-    expect(two).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/node-later" }]);
+    const slotFreed = (free: { node: number; namespace: number }) =>
+      requestsOf(() => sources.guards.publish({ kind: "slot_freed", node: "node-a", namespace: "shop", free }));
+    expect(slotFreed({ node: 1, namespace: 1 })).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/ns-later" }]);
+    expect(slotFreed({ node: 2, namespace: 0 })).to.deep.equal([{ key: "shop/node-held" }, { key: "shop/node-later" }]);
     const moved = requestsOf(() => sources.guards.publish({ kind: "turn_moved", key: "shop/x", waitMs: 1_500 }));
     expect(moved).to.deep.equal([{ key: "shop/x", afterMs: 1_500 }]);
   });
