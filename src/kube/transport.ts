@@ -9,7 +9,8 @@ import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
 import { dispatchStreaming, type StreamedResponse, type WatchBody } from "./streamed-response.js";
-import { Agent, type Dispatcher, request } from "./undici-parts.js";
+import { Agent, type Dispatcher } from "./undici-parts.js";
+import { dispatchWhole, type WholeResponse } from "./whole-response.js";
 
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 
@@ -93,25 +94,22 @@ export class KubeTransport {
   }
 
   /**
-   * A JSON request; non-2xx answers throw ApiError. undici's request, not fetch: fetch's WHATWG Request, Headers,
+   * A JSON request; non-2xx answers throw ApiError. undici's dispatch, not fetch: fetch's WHATWG Request, Headers,
    * Response and body stream cost about twice the CPU per request under the per-node instance's interpreter flags
-   * (measured ~3 against ~1.5 ms a GET), and a DELETE's CPU is repair latency.
+   * (measured ~3 against ~1.5 ms a GET), and a DELETE's CPU is repair latency (whole-response.ts).
    */
   async request(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    const answer = await this.#send(verb, method, path, options, signal);
-    const text = await answer.body.text();
-    return { status: answer.statusCode, body: text.length > 0 ? JSON.parse(text) : undefined };
+    const answer = await this.#send(verb, method, path, options);
+    return {
+      status: answer.statusCode,
+      body: answer.bytes.length > 0 ? JSON.parse(answer.bytes.toString("utf8")) : undefined,
+    };
   }
 
   /** A request whose answer is returned as bytes with its Content-Type (for protobuf); non-2xx throw ApiError. */
   async requestBytes(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<BytesResponse> {
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    const answer = await this.#send(verb, method, path, options, signal);
-    const bytes = Buffer.from(await answer.body.arrayBuffer());
-    return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), bytes };
+    const answer = await this.#send(verb, method, path, options);
+    return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), bytes: answer.bytes };
   }
 
   /**
@@ -144,7 +142,8 @@ export class KubeTransport {
     if (answer.statusCode >= 200 && answer.statusCode < 300) {
       return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), body: answer.body };
     }
-    throw await this.#errorOf("GET", url, answer.statusCode, answer.headers, answer.body);
+    const bytes = Buffer.from(await answer.body.arrayBuffer().catch(() => new ArrayBuffer(0)));
+    throw this.#errorOf("GET", url, answer.statusCode, answer.headers, bytes);
   }
 
   /** Closes pooled connections. */
@@ -152,43 +151,33 @@ export class KubeTransport {
     await this.#dispatcher?.close();
   }
 
-  /** Sends the request and returns a 2xx answer; other answers throw ApiError (their body read and closed). */
-  async #send(
-    verb: Verb,
-    method: string,
-    path: string,
-    options: RequestOptions,
-    signal: AbortSignal | undefined,
-  ): Promise<Dispatcher.ResponseData> {
+  /** Sends the request and returns a 2xx answer; other answers throw ApiError. */
+  async #send(verb: Verb, method: string, path: string, options: RequestOptions): Promise<WholeResponse> {
     const url = new URL(this.server + path);
     const { headers, dispatcher, credentials } = await this.#prepare(url, options);
-    let answer: Dispatcher.ResponseData;
+    let answer: WholeResponse;
     try {
-      answer = await request(dispatcher, {
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body: options.body === undefined ? null : JSON.stringify(options.body),
-        ...(signal && { signal }),
-      });
+      answer = await dispatchWhole(
+        dispatcher,
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: options.body === undefined ? null : JSON.stringify(options.body),
+        },
+        { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+      );
     } catch (error) {
       throw this.#noResponse(verb, method, url, error, options.signal);
     }
     this.#answered(verb, answer.statusCode, credentials);
     if (answer.statusCode >= 200 && answer.statusCode < 300) return answer;
-    throw await this.#errorOf(method, url, answer.statusCode, answer.headers, answer.body);
+    throw this.#errorOf(method, url, answer.statusCode, answer.headers, answer.bytes);
   }
 
-  /** The ApiError of a non-2xx answer, its body (a Status, JSON or protobuf) read to the end. */
-  async #errorOf(
-    method: string,
-    url: URL,
-    status: number,
-    headers: IncomingHttpHeaders,
-    body: { arrayBuffer(): Promise<ArrayBuffer> },
-  ): Promise<ApiError> {
-    const bytes = Buffer.from(await body.arrayBuffer().catch(() => new ArrayBuffer(0)));
+  /** The ApiError of a non-2xx answer from its body (a Status, JSON or protobuf). */
+  #errorOf(method: string, url: URL, status: number, headers: IncomingHttpHeaders, bytes: Buffer): ApiError {
     const text = isProtobuf(headers["content-type"]) ? protobufStatusText(bytes) : bytes.toString("utf8");
     const retryAfter = headers["retry-after"];
     return apiErrorFromResponse(

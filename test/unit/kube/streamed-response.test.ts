@@ -1,21 +1,11 @@
 // dispatchStreaming: the head resolves, the body's chunks come by callbacks in order (also those that came before
 // anyone listened), errors and aborts end the body, destroy stops the request. Against a real local HTTP server.
-import { once } from "node:events";
-import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { expect } from "chai";
 import { readWatchEvents } from "../../../src/informer/watch-lines.js";
 import { DispatchedBody, dispatchStreaming } from "../../../src/kube/streamed-response.js";
 import { Agent } from "../../../src/kube/undici-parts.js";
-
-type Handler = (response: ServerResponse, path: string) => void;
-
-async function serve(handler: Handler): Promise<{ server: Server; origin: string }> {
-  const server = createServer((request, response) => handler(response, request.url ?? ""));
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { serve } from "../../support/local-http-server.js";
 
 describe("kube/streamed-response", () => {
   let agent: Agent;
