@@ -41,13 +41,19 @@ export function dispatchWhole(
       return;
     }
     let controller: Dispatcher.DispatchController | undefined;
+    /** Aborted before undici started the request: it aborts it as it starts, so nothing is sent late. */
+    let abortedEarly: Error | undefined;
     let settled = false;
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     const abort = (reason: Error) => {
-      if (controller) controller.abort(reason);
-      else settle(reason);
+      if (controller) {
+        controller.abort(reason);
+        return;
+      }
+      abortedEarly = reason;
+      settle(reason);
     };
     const onAbort = () => abort(reasonOf(signal as AbortSignal));
     const timer = setTimeout(() => abort(timedOut()), deadline.timeoutMs);
@@ -64,6 +70,8 @@ export function dispatchWhole(
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(started) {
         controller = started;
+        // A DELETE whose caller gave up while it waited for a connection must not go out afterwards.
+        if (abortedEarly) started.abort(abortedEarly);
       },
       onResponseStart(_controller, code, responseHeaders) {
         // 1xx heads are interim; the answer is the final one.

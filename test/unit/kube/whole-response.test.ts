@@ -1,5 +1,6 @@
 // dispatchWhole: the status, headers and every body byte in one answer, whatever the status; the deadline and the
-// caller's signal abort the request on the wire and reject. Against a real local HTTP server.
+// caller's signal abort the request on the wire and reject, and a request given up before it started is never
+// sent. Against a real local HTTP server.
 import { once } from "node:events";
 import type { Server } from "node:http";
 import { expect } from "chai";
@@ -127,6 +128,30 @@ describe("kube/whole-response", () => {
     expect(error).to.equal(reason);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(requests).to.equal(0);
+  });
+
+  it("never sends a request whose deadline passed while it waited for a connection", async () => {
+    let origin: string;
+    const seen: string[] = [];
+    ({ server, origin } = await serve((response, path) => {
+      seen.push(path);
+      setTimeout(() => response.end("ok"), path === "/busy" ? 300 : 0);
+    }));
+    const oneConnection = new Agent({ connections: 1 });
+    try {
+      const busy = dispatchWhole(oneConnection, { origin, path: "/busy", method: "GET" }, NO_DEADLINE);
+      const queued = dispatchWhole(oneConnection, { origin, path: "/queued", method: "DELETE" }, { timeoutMs: 100 });
+      const error = await queued.then(
+        () => undefined,
+        (rejected: unknown) => rejected,
+      );
+      expect((error as DOMException).name).to.equal("TimeoutError");
+      await busy;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(seen).to.deep.equal(["/busy"]);
+    } finally {
+      await oneConnection.close();
+    }
   });
 
   it("rejects when the connection is refused", async () => {
