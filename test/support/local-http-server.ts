@@ -1,13 +1,46 @@
-// A real HTTP/1.1 server on 127.0.0.1 for the transport's dispatch tests: each request goes to `handler`.
+// Real HTTP/1.1 servers on 127.0.0.1 for the transport's dispatch tests, each request handed to a handler, and a
+// fresh undici Agent for each test to reach them with.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Agent } from "../../src/kube/undici-parts.js";
 
 export type Handler = (response: ServerResponse, path: string, request: IncomingMessage) => void;
 
-export async function serve(handler: Handler): Promise<{ server: Server; origin: string }> {
-  const server = createServer((request, response) => handler(response, request.url ?? "", request));
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+export type LocalServer = { readonly server: Server; readonly origin: string };
+
+export type LocalServers = {
+  /** This test's Agent. */
+  readonly agent: Agent;
+  /** Starts a server that is closed after this test. */
+  serve(handler: Handler): Promise<LocalServer>;
+};
+
+/** Call in a describe block: each test gets a new Agent, and every server it starts is closed after it. */
+export function localServers(): LocalServers {
+  let agent: Agent | undefined;
+  const servers: Server[] = [];
+  beforeEach(() => {
+    agent = new Agent();
+  });
+  afterEach(async () => {
+    await agent?.close();
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      if (server.listening) server.close();
+    }
+  });
+  return {
+    get agent(): Agent {
+      if (agent === undefined) throw new Error("localServers: the agent exists only inside a test");
+      return agent;
+    },
+    async serve(handler: Handler): Promise<LocalServer> {
+      const server = createServer((request, response) => handler(response, request.url ?? "", request));
+      servers.push(server);
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+      return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    },
+  };
 }

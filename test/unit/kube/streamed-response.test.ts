@@ -1,32 +1,20 @@
 // dispatchStreaming: the head resolves, the body's chunks come by callbacks in order (also those that came before
 // anyone listened), errors and aborts end the body, destroy stops the request. Against a real local HTTP server.
-import type { Server } from "node:http";
 import { expect } from "chai";
 import { readWatchEvents } from "../../../src/informer/watch-lines.js";
 import { DispatchedBody, dispatchStreaming } from "../../../src/kube/streamed-response.js";
-import { Agent } from "../../../src/kube/undici-parts.js";
-import { serve } from "../../support/local-http-server.js";
+import { localServers } from "../../support/local-http-server.js";
 
 describe("kube/streamed-response", () => {
-  let agent: Agent;
-  let server: Server | undefined;
-  beforeEach(() => {
-    agent = new Agent();
-  });
-  afterEach(async () => {
-    await agent.close();
-    server?.closeAllConnections();
-    server?.close();
-  });
+  const local = localServers();
 
   it("hands on every line of the body in order, the first sent with the head", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response) => {
+    const { origin } = await local.serve((response) => {
       response.writeHead(200, { "content-type": "application/json" });
       response.write('{"type":"ADDED","object":{"n":1}}\n{"type":"MODIFIED",');
       setTimeout(() => response.end('"object":{"n":2}}\n'), 20);
-    }));
-    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    });
+    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
     expect(answer.statusCode).to.equal(200);
     // Give the first bytes time to arrive before anyone listens.
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -43,25 +31,23 @@ describe("kube/streamed-response", () => {
   });
 
   it("reads an error answer's body as text", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response) => {
+    const { origin } = await local.serve((response) => {
       response.writeHead(410, { "content-type": "application/json" });
       response.end('{"kind":"Status","code":410}');
-    }));
-    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    });
+    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
     expect(answer.statusCode).to.equal(410);
     expect(await answer.body.text()).to.equal('{"kind":"Status","code":410}');
   });
 
   it("rejects when the signal aborts before the head, and fails the body when it aborts after", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response, path) => {
+    const { origin } = await local.serve((response, path) => {
       if (path === "/slow") return; // never answers
       response.writeHead(200);
       response.write('{"type":"ADDED","object":{}}\n');
-    }));
+    });
     const before = new AbortController();
-    const pending = dispatchStreaming(agent, { origin, path: "/slow", method: "GET" }, before.signal);
+    const pending = dispatchStreaming(local.agent, { origin, path: "/slow", method: "GET" }, before.signal);
     setTimeout(() => before.abort(new Error("gave up waiting")), 20);
     const early = await pending.then(
       () => undefined,
@@ -70,7 +56,7 @@ describe("kube/streamed-response", () => {
     expect(String(early)).to.include("gave up waiting");
 
     const after = new AbortController();
-    const answer = await dispatchStreaming(agent, { origin, path: "/open", method: "GET" }, after.signal);
+    const answer = await dispatchStreaming(local.agent, { origin, path: "/open", method: "GET" }, after.signal);
     const reading = readWatchEvents(
       answer.body,
       () => {},
@@ -86,15 +72,14 @@ describe("kube/streamed-response", () => {
 
   it("destroy stops the request and closes the body once", async () => {
     let closedOnServer = false;
-    let origin: string;
-    ({ server, origin } = await serve((response) => {
+    const { origin } = await local.serve((response) => {
       response.writeHead(200);
       response.write("{}\n");
       response.on("close", () => {
         closedOnServer = true;
       });
-    }));
-    const answer = await dispatchStreaming(agent, { origin, path: "/w", method: "GET" }, undefined);
+    });
+    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
     let closes = 0;
     answer.body.on("close", () => closes++);
     answer.body.destroy();

@@ -2,43 +2,31 @@
 // caller's signal abort the request on the wire and reject, and a request given up before it started is never
 // sent. Against a real local HTTP server.
 import { once } from "node:events";
-import type { Server } from "node:http";
 import { expect } from "chai";
 import { Agent } from "../../../src/kube/undici-parts.js";
 import { dispatchWhole } from "../../../src/kube/whole-response.js";
-import { serve } from "../../support/local-http-server.js";
+import { localServers } from "../../support/local-http-server.js";
 
 const NO_DEADLINE = { timeoutMs: 10_000 };
 
 describe("kube/whole-response", () => {
-  let agent: Agent;
-  let server: Server | undefined;
-  beforeEach(() => {
-    agent = new Agent();
-  });
-  afterEach(async () => {
-    await agent.close();
-    server?.closeAllConnections();
-    server?.close();
-  });
+  const local = localServers();
 
   it("gathers a body sent in several chunks, with its status and headers", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response) => {
+    const { origin } = await local.serve((response) => {
       response.writeHead(201, { "content-type": "application/json" });
       response.write('{"metadata":');
       setTimeout(() => response.end('{"name":"e1"}}'), 20);
-    }));
-    const answer = await dispatchWhole(agent, { origin, path: "/e", method: "POST", body: "{}" }, NO_DEADLINE);
+    });
+    const answer = await dispatchWhole(local.agent, { origin, path: "/e", method: "POST", body: "{}" }, NO_DEADLINE);
     expect(answer.statusCode).to.equal(201);
     expect(answer.headers["content-type"]).to.equal("application/json");
     expect(JSON.parse(answer.bytes.toString("utf8"))).to.deep.equal({ metadata: { name: "e1" } });
   });
 
   it("sends the method, path and body as given", async () => {
-    let origin: string;
     let seen: { method?: string; path: string; body: string } | undefined;
-    ({ server, origin } = await serve((response, path, request) => {
+    const { origin } = await local.serve((response, path, request) => {
       let body = "";
       request.on("data", (chunk: Buffer) => {
         body += chunk.toString("utf8");
@@ -47,33 +35,31 @@ describe("kube/whole-response", () => {
         seen = { ...(request.method !== undefined && { method: request.method }), path, body };
         response.end();
       });
-    }));
-    await dispatchWhole(agent, { origin, path: "/p?dryRun=All", method: "DELETE", body: '{"a":1}' }, NO_DEADLINE);
+    });
+    await dispatchWhole(local.agent, { origin, path: "/p?dryRun=All", method: "DELETE", body: '{"a":1}' }, NO_DEADLINE);
     expect(seen).to.deep.equal({ method: "DELETE", path: "/p?dryRun=All", body: '{"a":1}' });
   });
 
   it("resolves an error status with its body (the caller judges it), and an empty body as no bytes", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response, path) => {
+    const { origin } = await local.serve((response, path) => {
       response.writeHead(path === "/gone" ? 404 : 200);
       response.end(path === "/gone" ? '{"kind":"Status","code":404}' : "");
-    }));
-    const gone = await dispatchWhole(agent, { origin, path: "/gone", method: "GET" }, NO_DEADLINE);
+    });
+    const gone = await dispatchWhole(local.agent, { origin, path: "/gone", method: "GET" }, NO_DEADLINE);
     expect(gone.statusCode).to.equal(404);
     expect(gone.bytes.toString("utf8")).to.equal('{"kind":"Status","code":404}');
-    const empty = await dispatchWhole(agent, { origin, path: "/", method: "GET" }, NO_DEADLINE);
+    const empty = await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, NO_DEADLINE);
     expect([empty.statusCode, empty.bytes.length]).to.deep.equal([200, 0]);
   });
 
   it("rejects with a TimeoutError when the deadline passes mid-body, and closes the request", async () => {
-    let origin: string;
     let closed: Promise<unknown> | undefined;
-    ({ server, origin } = await serve((response, _path, request) => {
+    const { origin } = await local.serve((response, _path, request) => {
       closed = once(request.socket, "close");
       response.writeHead(200);
       response.write("the first half");
-    }));
-    const error = await dispatchWhole(agent, { origin, path: "/slow", method: "GET" }, { timeoutMs: 100 }).then(
+    });
+    const error = await dispatchWhole(local.agent, { origin, path: "/slow", method: "GET" }, { timeoutMs: 100 }).then(
       () => undefined,
       (reason: unknown) => reason,
     );
@@ -84,15 +70,14 @@ describe("kube/whole-response", () => {
   });
 
   it("rejects with the caller's reason when its signal aborts before the head", async () => {
-    let origin: string;
     let arrived!: () => void;
     const requested = new Promise<void>((resolve) => {
       arrived = resolve;
     });
-    ({ server, origin } = await serve(() => arrived()));
+    const { origin } = await local.serve(() => arrived());
     const cancel = new AbortController();
     const answer = dispatchWhole(
-      agent,
+      local.agent,
       { origin, path: "/hang", method: "GET" },
       { ...NO_DEADLINE, signal: cancel.signal },
     );
@@ -107,15 +92,14 @@ describe("kube/whole-response", () => {
   });
 
   it("does not send a request whose signal has already aborted", async () => {
-    let origin: string;
     let requests = 0;
-    ({ server, origin } = await serve((response) => {
+    const { origin } = await local.serve((response) => {
       requests++;
       response.end();
-    }));
+    });
     const reason = new Error("already cancelled");
     const error = await dispatchWhole(
-      agent,
+      local.agent,
       { origin, path: "/", method: "GET" },
       {
         ...NO_DEADLINE,
@@ -131,12 +115,11 @@ describe("kube/whole-response", () => {
   });
 
   it("never sends a request whose deadline passed while it waited for a connection", async () => {
-    let origin: string;
     const seen: string[] = [];
-    ({ server, origin } = await serve((response, path) => {
+    const { origin } = await local.serve((response, path) => {
       seen.push(path);
       setTimeout(() => response.end("ok"), path === "/busy" ? 300 : 0);
-    }));
+    });
     const oneConnection = new Agent({ connections: 1 });
     try {
       const busy = dispatchWhole(oneConnection, { origin, path: "/busy", method: "GET" }, NO_DEADLINE);
@@ -155,13 +138,11 @@ describe("kube/whole-response", () => {
   });
 
   it("rejects when the connection is refused", async () => {
-    let origin: string;
-    ({ server, origin } = await serve(() => {}));
+    const { server, origin } = await local.serve(() => {});
     server.close();
     server.closeAllConnections();
     await once(server, "close");
-    server = undefined;
-    const error = await dispatchWhole(agent, { origin, path: "/", method: "GET" }, NO_DEADLINE).then(
+    const error = await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, NO_DEADLINE).then(
       () => undefined,
       (rejected: unknown) => rejected,
     );
@@ -170,10 +151,9 @@ describe("kube/whole-response", () => {
   });
 
   it("leaves no timer behind once answered", async () => {
-    let origin: string;
-    ({ server, origin } = await serve((response) => response.end("ok")));
+    const { origin } = await local.serve((response) => response.end("ok"));
     const before = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
-    await dispatchWhole(agent, { origin, path: "/", method: "GET" }, { timeoutMs: 60_000 });
+    await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, { timeoutMs: 60_000 });
     const after = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
     expect(after).to.equal(before);
   });
