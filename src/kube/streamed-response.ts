@@ -1,10 +1,10 @@
-// A streaming GET answered through undici's dispatch callbacks, its body handed on chunk by chunk with no Node
-// stream in between. Why: undici's request wraps each chunk in an async-context hop and a Readable push, whose
+// A streaming GET answered through the dispatch callbacks (dispatch.ts), its body handed on chunk by chunk with no
+// stream of ours in between. Why: undici's request (which the transport used before) wraps each chunk in an async-context hop and a Readable push, whose
 // 'data' event and read-ahead tick cost ~9% of the per-node instance's CPU per watch event (a CPU profile under
 // its interpreter flags); a watch reads every chunk at once anyway, so a stream's buffering buys it nothing.
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Dispatcher } from "./undici-parts.js";
+import type { Connections, DispatchController, DispatchHandler, DispatchRequest } from "./dispatch.js";
 
 /** What a watch reader needs of a body: chunks, its end, an error, close, and a way to stop it (a Readable has it). */
 export type WatchBody = {
@@ -129,8 +129,8 @@ export class DispatchedBody extends EventEmitter implements WatchBody {
  * comes (connection error, or `signal` aborted first). `signal` aborting later fails the body with its reason.
  */
 export function dispatchStreaming(
-  dispatcher: Dispatcher,
-  options: Dispatcher.DispatchOptions,
+  connections: Connections,
+  request: DispatchRequest,
   signal: AbortSignal | undefined,
 ): Promise<StreamedResponse> {
   return new Promise((resolve, reject) => {
@@ -140,7 +140,7 @@ export function dispatchStreaming(
     }
     const body = new DispatchedBody();
     let answered = false;
-    let controller: Dispatcher.DispatchController | undefined;
+    let controller: DispatchController | undefined;
     const onAbort = () => {
       const reason = signal?.reason instanceof Error ? signal.reason : new Error("request aborted");
       if (controller) controller.abort(reason);
@@ -148,7 +148,7 @@ export function dispatchStreaming(
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     const settled = () => signal?.removeEventListener("abort", onAbort);
-    const handler: Dispatcher.DispatchHandler = {
+    const handler: DispatchHandler = {
       onRequestStart(started) {
         controller = started;
         body.attach((reason) => started.abort(reason));
@@ -173,7 +173,7 @@ export function dispatchStreaming(
       },
     };
     try {
-      dispatcher.dispatch(options, handler);
+      connections.dispatch(request, handler);
     } catch (error) {
       settled();
       reject(error);

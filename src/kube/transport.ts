@@ -1,4 +1,4 @@
-// HTTP to the API server: the credentials' auth and TLS, one pooled connection agent, raw JSON.
+// HTTP to the API server: the credentials' auth and TLS, one connection (HTTP/2; http2-connections.ts), raw bytes.
 //
 // Why hand-written and not client-node's generated API classes: they build a new undici Agent (a new TLS
 // handshake) per request, and deserialize every Pod into class instances with Date objects, which the
@@ -7,9 +7,11 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
+import type { Connections } from "./dispatch.js";
+import { Http2Connections } from "./http2-connections.js";
 import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
 import { dispatchStreaming, type StreamedResponse, type WatchBody } from "./streamed-response.js";
-import { Agent, type Dispatcher } from "./undici-parts.js";
+import { undiciConnections } from "./undici-connections.js";
 import { dispatchWhole, type WholeResponse } from "./whole-response.js";
 
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
@@ -62,7 +64,7 @@ export class KubeTransport {
   readonly #userAgent: string;
   readonly #reload: (() => ClusterCredentials) | undefined;
   readonly #connectionCheckMs: number;
-  #dispatcher: Dispatcher | undefined;
+  #connections: Connections | undefined;
   #headers: Record<string, string> = {};
   #headersReadAt = Number.NEGATIVE_INFINITY;
   /** Bumped each time the credentials are read, so a 401 can tell which credentials it answered. */
@@ -94,9 +96,9 @@ export class KubeTransport {
   }
 
   /**
-   * A JSON request; non-2xx answers throw ApiError. undici's dispatch, not fetch: fetch's WHATWG Request, Headers,
-   * Response and body stream cost about twice the CPU per request under the per-node instance's interpreter flags
-   * (measured ~3 against ~1.5 ms a GET), and a DELETE's CPU is repair latency (whole-response.ts).
+   * A JSON request; non-2xx answers throw ApiError. Dispatched with callbacks, not fetch: fetch's WHATWG Request,
+   * Headers, Response and body stream cost about twice the CPU per request under the per-node instance's interpreter
+   * flags (measured ~3 against ~1.5 ms a GET), and a DELETE's CPU is repair latency (whole-response.ts).
    */
   async request(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
     const answer = await this.#send(verb, method, path, options);
@@ -118,21 +120,14 @@ export class KubeTransport {
    */
   async stream(path: string, options: RequestOptions = {}): Promise<WatchResponse> {
     const url = new URL(this.server + path);
-    const { headers, dispatcher, credentials } = await this.#prepare(url, options);
+    const { headers, connections, credentials } = await this.#prepare(url, options);
     let answer: StreamedResponse;
     try {
+      // No timeout: the reader's stall watchdog, armed at the dial and at every chunk, is the stream's one deadline
+      // (informer/stall-watchdog.ts).
       answer = await dispatchStreaming(
-        dispatcher,
-        // No undici timeouts: the reader's stall watchdog, armed at the dial and at every chunk, is the stream's one
-        // deadline (informer/stall-watchdog.ts); undici's would re-arm a timer of its own on every chunk.
-        {
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: "GET",
-          headers,
-          headersTimeout: 0,
-          bodyTimeout: 0,
-        },
+        connections,
+        { origin: url.origin, path: url.pathname + url.search, method: "GET", headers },
         options.signal,
       );
     } catch (error) {
@@ -146,23 +141,23 @@ export class KubeTransport {
     throw this.#errorOf("GET", url, answer.statusCode, answer.headers, bytes);
   }
 
-  /** Closes pooled connections. */
+  /** Closes the connections once their requests are done. */
   async close(): Promise<void> {
-    await this.#dispatcher?.close();
+    await this.#connections?.close();
   }
 
   /** Sends the request and returns a 2xx answer; other answers throw ApiError. */
   async #send(verb: Verb, method: string, path: string, options: RequestOptions): Promise<WholeResponse> {
     const url = new URL(this.server + path);
-    const { headers, dispatcher, credentials } = await this.#prepare(url, options);
+    const { headers, connections, credentials } = await this.#prepare(url, options);
     let answer: WholeResponse;
     try {
       answer = await dispatchWhole(
-        dispatcher,
+        connections,
         {
           origin: url.origin,
           path: url.pathname + url.search,
-          method: method as Dispatcher.HttpMethod,
+          method,
           headers,
           body: options.body === undefined ? null : JSON.stringify(options.body),
         },
@@ -192,18 +187,18 @@ export class KubeTransport {
   async #prepare(
     url: URL,
     options: RequestOptions,
-  ): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher; credentials: number }> {
+  ): Promise<{ headers: Record<string, string>; connections: Connections; credentials: number }> {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
-    const { headers: auth, dispatcher } = await this.#credentialsAndConnections();
+    const { headers: auth, connections } = await this.#credentialsAndConnections();
     const headers: Record<string, string> = {
       ...auth,
       accept: options.accept ?? "application/json",
       "user-agent": this.#userAgent,
     };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
-    return { headers, dispatcher, credentials: this.#credentials };
+    return { headers, connections, credentials: this.#credentials };
   }
 
   /** A request that got no answer, counted; an ApiError of status 0 unless the caller aborted it. */
@@ -237,20 +232,19 @@ export class KubeTransport {
     this.#reloadedAs = credentials + 1;
   }
 
-  /** The credentials' headers (re-read every AUTH_REFRESH_MS) and the one connection agent. */
-  async #credentialsAndConnections(): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
-    if (this.#dispatcher && performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) {
-      return { headers: this.#headers, dispatcher: this.#dispatcher };
+  /** The credentials' headers (re-read every AUTH_REFRESH_MS) and the connections. */
+  async #credentialsAndConnections(): Promise<{ headers: Record<string, string>; connections: Connections }> {
+    if (this.#connections && performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) {
+      return { headers: this.#headers, connections: this.#connections };
     }
-    const { headers, tls: serverTls } = await this.#credentialsSource.authenticate();
-    // TLS material is read once: the agent keeps connections open across credential refreshes.
-    const tls = this.server.startsWith("https:") ? serverTls : {};
-    const dispatcher = this.#dispatcher ?? createAgent(tls, this.#connectionCheckMs);
-    this.#dispatcher = dispatcher;
+    const { headers, tls } = await this.#credentialsSource.authenticate();
+    // TLS material is read once: the connections stay open across credential refreshes.
+    const connections = this.#connections ?? connectionsTo(this.server, tls, this.#connectionCheckMs);
+    this.#connections = connections;
     this.#headers = headers;
     this.#headersReadAt = performance.now();
     this.#credentials++;
-    return { headers, dispatcher };
+    return { headers, connections };
   }
 }
 
@@ -270,8 +264,8 @@ function protobufStatusText(bytes: Buffer): string {
 
 /**
  * HTTP/2 receive windows: how much the API server may send ahead of what we have read. undici's defaults (256 KiB
- * a stream, 512 KiB the connection) stop the server every few pods of an initial list until our WINDOW_UPDATE
- * comes back; client-go (Istio's controller) allows 4 MiB a stream. Measured from spawn to synced, A/B
+ * a stream, 512 KiB the connection) stopped the server every few pods of an initial list until our WINDOW_UPDATE
+ * came back; client-go (Istio's controller) allows 4 MiB a stream. Measured from spawn to synced, A/B
  * (bench/README.md): 35-50 ms less CPU at 1,000 pods on the node, up to 240 ms at 10,000; RSS unchanged. What it can
  * cost is bounded: bytes a stream receives are handed on at once (streamed-response.ts), so data not yet read
  * waits in the socket's kernel buffer, at most this much of it.
@@ -280,24 +274,14 @@ export const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
 /** Shared by every stream of the connection (the list and the watches): two streams' worth. */
 export const CONNECTION_WINDOW_BYTES = 2 * STREAM_WINDOW_BYTES;
 
-function createAgent(tls: TlsOptions, pingIntervalMs: number): Agent {
-  return new Agent({
-    h2Options: {
-      pingInterval: Math.max(1_000, Math.round(pingIntervalMs)),
-      settings: { initialWindowSize: STREAM_WINDOW_BYTES },
-      connectionWindowSize: CONNECTION_WINDOW_BYTES,
-    },
-    // The pinned undici (8.14) checks h2Options.settings.initialWindowSize but sends this deprecated one; both are
-    // given, and a test checks what a peer receives.
-    initialWindowSize: STREAM_WINDOW_BYTES,
-    connect: {
-      ...(tls.ca !== undefined && { ca: tls.ca }),
-      ...(tls.cert !== undefined && { cert: tls.cert }),
-      ...(tls.key !== undefined && { key: tls.key }),
-      ...(tls.rejectUnauthorized !== undefined && { rejectUnauthorized: tls.rejectUnauthorized }),
-      ...(tls.servername !== undefined && { servername: tls.servername }),
-      keepAlive: true,
-      keepAliveInitialDelay: 30_000,
-    },
+/** HTTPS: HTTP/2 on node:http2, HTTP/1.1 through undici if the server offers no HTTP/2; plain HTTP: undici. */
+function connectionsTo(server: string, tls: TlsOptions, pingIntervalMs: number): Connections {
+  if (!server.startsWith("https:")) return undiciConnections({});
+  return new Http2Connections(server, {
+    tls,
+    pingIntervalMs: Math.max(1_000, Math.round(pingIntervalMs)),
+    streamWindowBytes: STREAM_WINDOW_BYTES,
+    connectionWindowBytes: CONNECTION_WINDOW_BYTES,
+    http1: () => undiciConnections(tls),
   });
 }

@@ -1,10 +1,10 @@
-// A request answered whole: its head and every body byte gathered in undici's dispatch callbacks, one promise for
-// the lot. Why not undici's request(): it wraps each answer in a Readable body (its push, 'data' and 'end' ticks)
+// A request answered whole: its head and every body byte gathered in the dispatch callbacks (dispatch.ts), one
+// promise for the lot. Why not undici's request() (which the transport used before): it wraps each answer in a Readable body (its push, 'data' and 'end' ticks)
 // and each request in an abort-signal listener, and the caller's timeout needs an AbortSignal.timeout and an
 // AbortSignal.any of its own; under the per-node instance's baseline-only compiler that was a quarter of a small
 // request's CPU (bench/README.md), and a DELETE's CPU is repair latency. One timer and the caller's signal do here.
 import type { IncomingHttpHeaders } from "node:http";
-import type { Dispatcher } from "./undici-parts.js";
+import type { Connections, DispatchController, DispatchHandler, DispatchRequest } from "./dispatch.js";
 
 export type WholeResponse = {
   readonly statusCode: number;
@@ -30,8 +30,8 @@ const reasonOf = (signal: AbortSignal): Error =>
  * answer comes whole (connection error, the deadline passed, or the caller's signal aborted).
  */
 export function dispatchWhole(
-  dispatcher: Dispatcher,
-  options: Dispatcher.DispatchOptions,
+  connections: Connections,
+  request: DispatchRequest,
   deadline: Deadline,
 ): Promise<WholeResponse> {
   const { signal } = deadline;
@@ -40,8 +40,8 @@ export function dispatchWhole(
       reject(reasonOf(signal));
       return;
     }
-    let controller: Dispatcher.DispatchController | undefined;
-    /** Aborted before undici started the request: it aborts it as it starts, so nothing is sent late. */
+    let controller: DispatchController | undefined;
+    /** Aborted before the request started: it is aborted as it starts, so nothing is sent late. */
     let abortedEarly: Error | undefined;
     let settled = false;
     let statusCode = 0;
@@ -67,7 +67,7 @@ export function dispatchWhole(
       if (answer) resolve(answer);
       else reject(error);
     }
-    const handler: Dispatcher.DispatchHandler = {
+    const handler: DispatchHandler = {
       onRequestStart(started) {
         controller = started;
         // A DELETE whose caller gave up while it waited for a connection must not go out afterwards.
@@ -77,7 +77,7 @@ export function dispatchWhole(
         // 1xx heads are interim; the answer is the final one.
         if (code < 200) return;
         statusCode = code;
-        headers = responseHeaders as IncomingHttpHeaders;
+        headers = responseHeaders;
       },
       onResponseData(_controller, chunk) {
         chunks.push(chunk);
@@ -91,7 +91,7 @@ export function dispatchWhole(
       },
     };
     try {
-      dispatcher.dispatch(options, handler);
+      connections.dispatch(request, handler);
     } catch (error) {
       settle(error instanceof Error ? error : new Error(String(error)));
     }

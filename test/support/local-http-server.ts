@@ -3,37 +3,38 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent } from "../../src/kube/undici-parts.js";
+import type { Connections } from "../../src/kube/dispatch.js";
+import { undiciConnections } from "../../src/kube/undici-connections.js";
 
 export type Handler = (response: ServerResponse, path: string, request: IncomingMessage) => void;
 
 export type LocalServer = { readonly server: Server; readonly origin: string };
 
 export type LocalServers = {
-  /** This test's Agent. */
-  readonly agent: Agent;
+  /** This test's undici Agent. */
+  readonly connections: Connections;
   /** Starts a server that is closed after this test. */
   serve(handler: Handler): Promise<LocalServer>;
 };
 
 /** Call in a describe block: each test gets a new Agent, and every server it starts is closed after it. */
 export function localServers(): LocalServers {
-  let agent: Agent | undefined;
+  let connections: Connections | undefined;
   const servers: Server[] = [];
   beforeEach(() => {
-    agent = new Agent();
+    connections = undiciConnections({});
   });
   afterEach(async () => {
-    await agent?.close();
+    await connections?.close();
     for (const server of servers.splice(0)) {
       server.closeAllConnections();
       if (server.listening) server.close();
     }
   });
   return {
-    get agent(): Agent {
-      if (agent === undefined) throw new Error("localServers: the agent exists only inside a test");
-      return agent;
+    get connections(): Connections {
+      if (connections === undefined) throw new Error("localServers: the connections exist only inside a test");
+      return connections;
     },
     async serve(handler: Handler): Promise<LocalServer> {
       const server = createServer((request, response) => handler(response, request.url ?? "", request));

@@ -14,7 +14,7 @@ describe("kube/streamed-response", () => {
       response.write('{"type":"ADDED","object":{"n":1}}\n{"type":"MODIFIED",');
       setTimeout(() => response.end('"object":{"n":2}}\n'), 20);
     });
-    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
+    const answer = await dispatchStreaming(local.connections, { origin, path: "/w", method: "GET" }, undefined);
     expect(answer.statusCode).to.equal(200);
     // Give the first bytes time to arrive before anyone listens.
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -35,7 +35,7 @@ describe("kube/streamed-response", () => {
       response.writeHead(410, { "content-type": "application/json" });
       response.end('{"kind":"Status","code":410}');
     });
-    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
+    const answer = await dispatchStreaming(local.connections, { origin, path: "/w", method: "GET" }, undefined);
     expect(answer.statusCode).to.equal(410);
     expect(await answer.body.text()).to.equal('{"kind":"Status","code":410}');
   });
@@ -47,7 +47,7 @@ describe("kube/streamed-response", () => {
       response.write('{"type":"ADDED","object":{}}\n');
     });
     const before = new AbortController();
-    const pending = dispatchStreaming(local.agent, { origin, path: "/slow", method: "GET" }, before.signal);
+    const pending = dispatchStreaming(local.connections, { origin, path: "/slow", method: "GET" }, before.signal);
     setTimeout(() => before.abort(new Error("gave up waiting")), 20);
     const early = await pending.then(
       () => undefined,
@@ -56,7 +56,7 @@ describe("kube/streamed-response", () => {
     expect(String(early)).to.include("gave up waiting");
 
     const after = new AbortController();
-    const answer = await dispatchStreaming(local.agent, { origin, path: "/open", method: "GET" }, after.signal);
+    const answer = await dispatchStreaming(local.connections, { origin, path: "/open", method: "GET" }, after.signal);
     const reading = readWatchEvents(
       answer.body,
       () => {},
@@ -79,7 +79,7 @@ describe("kube/streamed-response", () => {
         closedOnServer = true;
       });
     });
-    const answer = await dispatchStreaming(local.agent, { origin, path: "/w", method: "GET" }, undefined);
+    const answer = await dispatchStreaming(local.connections, { origin, path: "/w", method: "GET" }, undefined);
     let closes = 0;
     answer.body.on("close", () => closes++);
     answer.body.destroy();

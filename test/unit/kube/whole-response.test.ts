@@ -3,7 +3,7 @@
 // sent. Against a real local HTTP server.
 import { once } from "node:events";
 import { expect } from "chai";
-import { Agent } from "../../../src/kube/undici-parts.js";
+import { undiciConnections } from "../../../src/kube/undici-connections.js";
 import { dispatchWhole } from "../../../src/kube/whole-response.js";
 import { localServers } from "../../support/local-http-server.js";
 
@@ -18,7 +18,11 @@ describe("kube/whole-response", () => {
       response.write('{"metadata":');
       setTimeout(() => response.end('{"name":"e1"}}'), 20);
     });
-    const answer = await dispatchWhole(local.agent, { origin, path: "/e", method: "POST", body: "{}" }, NO_DEADLINE);
+    const answer = await dispatchWhole(
+      local.connections,
+      { origin, path: "/e", method: "POST", body: "{}" },
+      NO_DEADLINE,
+    );
     expect(answer.statusCode).to.equal(201);
     expect(answer.headers["content-type"]).to.equal("application/json");
     expect(JSON.parse(answer.bytes.toString("utf8"))).to.deep.equal({ metadata: { name: "e1" } });
@@ -36,7 +40,11 @@ describe("kube/whole-response", () => {
         response.end();
       });
     });
-    await dispatchWhole(local.agent, { origin, path: "/p?dryRun=All", method: "DELETE", body: '{"a":1}' }, NO_DEADLINE);
+    await dispatchWhole(
+      local.connections,
+      { origin, path: "/p?dryRun=All", method: "DELETE", body: '{"a":1}' },
+      NO_DEADLINE,
+    );
     expect(seen).to.deep.equal({ method: "DELETE", path: "/p?dryRun=All", body: '{"a":1}' });
   });
 
@@ -45,10 +53,10 @@ describe("kube/whole-response", () => {
       response.writeHead(path === "/gone" ? 404 : 200);
       response.end(path === "/gone" ? '{"kind":"Status","code":404}' : "");
     });
-    const gone = await dispatchWhole(local.agent, { origin, path: "/gone", method: "GET" }, NO_DEADLINE);
+    const gone = await dispatchWhole(local.connections, { origin, path: "/gone", method: "GET" }, NO_DEADLINE);
     expect(gone.statusCode).to.equal(404);
     expect(gone.bytes.toString("utf8")).to.equal('{"kind":"Status","code":404}');
-    const empty = await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, NO_DEADLINE);
+    const empty = await dispatchWhole(local.connections, { origin, path: "/", method: "GET" }, NO_DEADLINE);
     expect([empty.statusCode, empty.bytes.length]).to.deep.equal([200, 0]);
   });
 
@@ -59,7 +67,11 @@ describe("kube/whole-response", () => {
       response.writeHead(200);
       response.write("the first half");
     });
-    const error = await dispatchWhole(local.agent, { origin, path: "/slow", method: "GET" }, { timeoutMs: 100 }).then(
+    const error = await dispatchWhole(
+      local.connections,
+      { origin, path: "/slow", method: "GET" },
+      { timeoutMs: 100 },
+    ).then(
       () => undefined,
       (reason: unknown) => reason,
     );
@@ -77,7 +89,7 @@ describe("kube/whole-response", () => {
     const { origin } = await local.serve(() => arrived());
     const cancel = new AbortController();
     const answer = dispatchWhole(
-      local.agent,
+      local.connections,
       { origin, path: "/hang", method: "GET" },
       { ...NO_DEADLINE, signal: cancel.signal },
     );
@@ -99,7 +111,7 @@ describe("kube/whole-response", () => {
     });
     const reason = new Error("already cancelled");
     const error = await dispatchWhole(
-      local.agent,
+      local.connections,
       { origin, path: "/", method: "GET" },
       {
         ...NO_DEADLINE,
@@ -120,7 +132,7 @@ describe("kube/whole-response", () => {
       seen.push(path);
       setTimeout(() => response.end("ok"), path === "/busy" ? 300 : 0);
     });
-    const oneConnection = new Agent({ connections: 1 });
+    const oneConnection = undiciConnections({}, 1);
     try {
       const busy = dispatchWhole(oneConnection, { origin, path: "/busy", method: "GET" }, NO_DEADLINE);
       const queued = dispatchWhole(oneConnection, { origin, path: "/queued", method: "DELETE" }, { timeoutMs: 100 });
@@ -142,7 +154,7 @@ describe("kube/whole-response", () => {
     server.close();
     server.closeAllConnections();
     await once(server, "close");
-    const error = await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, NO_DEADLINE).then(
+    const error = await dispatchWhole(local.connections, { origin, path: "/", method: "GET" }, NO_DEADLINE).then(
       () => undefined,
       (rejected: unknown) => rejected,
     );
@@ -153,7 +165,7 @@ describe("kube/whole-response", () => {
   it("leaves no timer behind once answered", async () => {
     const { origin } = await local.serve((response) => response.end("ok"));
     const before = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
-    await dispatchWhole(local.agent, { origin, path: "/", method: "GET" }, { timeoutMs: 60_000 });
+    await dispatchWhole(local.connections, { origin, path: "/", method: "GET" }, { timeoutMs: 60_000 });
     const after = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
     expect(after).to.equal(before);
   });

@@ -1,0 +1,362 @@
+// The transport's own HTTP/2 connections (src/kube/http2-connections.ts) against local TLS peers that misbehave on
+// purpose: a server that goes away, one that stops answering PINGs, one that resets a stream, a slow dial, a server
+// that offers only HTTP/1.1, and whether a session holds the process up. The real API server carries every other
+// integration test over the same code; these are the faults it will not produce on demand. The peers use the API
+// server's certificate, which the client trusts as it trusts the server.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import type { IncomingHttpHeaders } from "node:http";
+import {
+  constants,
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2Session,
+  type ServerHttp2Stream,
+} from "node:http2";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import { type AddressInfo, createServer as createNetServer, connect as netConnect, type Server } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { expect } from "chai";
+import { ApiError } from "../../src/kube/api-error.js";
+import type { ClusterCredentials } from "../../src/kube/cluster-credentials.js";
+import { KubeTransport, type WatchResponse } from "../../src/kube/transport.js";
+import { controlPlane } from "../harness/shared-control-plane.js";
+import { TcpProxy } from "../harness/tcp-proxy.js";
+import { waitFor } from "../harness/wait.js";
+
+type StreamHandler = (stream: ServerHttp2Stream, path: string, headers: IncomingHttpHeaders) => void;
+
+function credentialsFor(server: string, ca: Buffer): ClusterCredentials {
+  return {
+    server,
+    namespace: undefined,
+    authenticate: async () => ({ headers: {}, tls: { ca } }),
+    describe: () => ({ user: "none", ca: "the API server's certificate" }),
+  };
+}
+
+const answer = (stream: ServerHttp2Stream, body: string, status = 200) => {
+  stream.respond({ ":status": status, "content-type": "application/json" });
+  stream.end(body);
+};
+
+/** Reads a watch body until it ends or fails: its chunks as text, and how it finished. */
+function readWatch(watch: WatchResponse): Promise<{ text: string; finished: "end" | "error" | "close" }> {
+  return new Promise((resolve) => {
+    let text = "";
+    watch.body.on("data", (chunk) => {
+      text += Buffer.from(chunk).toString("utf8");
+    });
+    watch.body.on("end", () => resolve({ text, finished: "end" }));
+    watch.body.on("error", () => resolve({ text, finished: "error" }));
+    watch.body.on("close", () => resolve({ text, finished: "close" }));
+  });
+}
+
+describe("kube/transport: its HTTP/2 connections against misbehaving peers", function () {
+  this.timeout(30_000);
+  let cert: Buffer;
+  let key: Buffer;
+  const closers: (() => unknown)[] = [];
+
+  before(() => {
+    const files = controlPlane().servingCertFiles;
+    cert = readFileSync(files.cert);
+    key = readFileSync(files.key);
+  });
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  /** An HTTP/2 TLS server on loopback; `sessions` lists every session a client opened to it. */
+  async function h2Server(
+    handler: StreamHandler,
+  ): Promise<{ server: Http2SecureServer; port: number; sessions: Http2Session[] }> {
+    const server = createSecureServer({ cert, key });
+    const sessions: Http2Session[] = [];
+    server.on("session", (session) => sessions.push(session));
+    server.on("stream", (stream, headers) => {
+      // A stream this side resets on purpose errors here too.
+      stream.on("error", () => {});
+      handler(stream, String(headers[":path"]), headers);
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    closers.push(() => {
+      for (const session of sessions) session.destroy();
+      server.close();
+    });
+    return { server, port: (server.address() as AddressInfo).port, sessions };
+  }
+
+  function transportTo(port: number, connectionCheckMs?: number): KubeTransport {
+    const transport = new KubeTransport(credentialsFor(`https://127.0.0.1:${port}`, cert), {
+      userAgent: "http2-test",
+      ...(connectionCheckMs !== undefined && { connectionCheckMs }),
+    });
+    closers.push(() => transport.close());
+    return transport;
+  }
+
+  it("carries requests and a watch on one HTTP/2 session", async () => {
+    const protocols: (string | false | undefined)[] = [];
+    const { port, sessions } = await h2Server((stream, path) => {
+      protocols.push(stream.session?.alpnProtocol);
+      if (path === "/watch") {
+        stream.respond({ ":status": 200 });
+        stream.write('{"type":"ADDED"}\n');
+        setTimeout(() => stream.end('{"type":"DELETED"}\n'), 50);
+      } else answer(stream, `{"path":"${path}"}`);
+    });
+    const transport = transportTo(port);
+
+    const watch = await transport.stream("/watch");
+    const [a, b, c, read] = await Promise.all([
+      transport.request("get", "GET", "/a"),
+      transport.request("create", "POST", "/b", { body: { x: 1 } }),
+      transport.request("delete", "DELETE", "/c"),
+      readWatch(watch),
+    ]);
+
+    expect([a.body, b.body, c.body]).to.deep.equal([{ path: "/a" }, { path: "/b" }, { path: "/c" }]);
+    expect(read).to.deep.equal({ text: '{"type":"ADDED"}\n{"type":"DELETED"}\n', finished: "end" });
+    expect(sessions).to.have.length(1);
+    expect(protocols).to.deep.equal(["h2", "h2", "h2", "h2"]);
+  });
+
+  it("sends a request's body with its length, and an error status's Status as an ApiError", async () => {
+    const seen: { length: string | undefined; body: string }[] = [];
+    const { port } = await h2Server((stream, path, headers) => {
+      if (path === "/missing") {
+        answer(stream, '{"kind":"Status","code":404,"reason":"NotFound","message":"pods \\"p\\" not found"}', 404);
+        return;
+      }
+      let body = "";
+      stream.on("data", (chunk: Buffer) => {
+        body += chunk.toString("utf8");
+      });
+      stream.on("end", () => {
+        seen.push({ length: headers["content-length"], body });
+        answer(stream, "{}");
+      });
+    });
+    const transport = transportTo(port);
+
+    await transport.request("create", "POST", "/events", { body: { message: "é" } });
+    const error = await transport.request("get", "GET", "/missing").then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+
+    expect(seen).to.deep.equal([{ length: "16", body: '{"message":"é"}' }]);
+    expect(error).to.be.instanceOf(ApiError);
+    expect((error as ApiError).status).to.equal(404);
+  });
+
+  it("finishes a watch on a session that went away, and sends new requests on a new session", async () => {
+    let watchStream: ServerHttp2Stream | undefined;
+    const { port, sessions } = await h2Server((stream, path) => {
+      if (path === "/watch") {
+        watchStream = stream;
+        stream.respond({ ":status": 200 });
+        stream.write("before\n");
+      } else answer(stream, "{}");
+    });
+    const transport = transportTo(port);
+    const watch = await transport.stream("/watch");
+    const read = readWatch(watch);
+    await waitFor("the watch to open", async () => watchStream !== undefined);
+
+    // GOAWAY naming the watch's stream as the last one the server will process.
+    sessions[0]?.goaway(constants.NGHTTP2_NO_ERROR, watchStream?.id ?? 0);
+    await sleep(100);
+    await transport.request("get", "GET", "/after");
+    watchStream?.end("after\n");
+
+    expect(await read).to.deep.equal({ text: "before\nafter\n", finished: "end" });
+    expect(sessions).to.have.length(2);
+  });
+
+  it("drops a session whose PING goes unanswered, failing its watch, and dials afresh", async () => {
+    const { port: serverPort, sessions } = await h2Server((stream, path) => {
+      if (path === "/watch") {
+        stream.respond({ ":status": 200 });
+        stream.write("open\n");
+      } else answer(stream, "{}");
+    });
+    const proxy = await TcpProxy.start({ host: "127.0.0.1", port: serverPort });
+    closers.push(() => proxy.close());
+    const transport = transportTo(proxy.port, 1_000);
+    const watch = await transport.stream("/watch");
+    const read = readWatch(watch);
+    await sleep(100);
+
+    // The PING sent at the next tick (≤ 1 s) is still unanswered at the one after; no stall watchdog here.
+    proxy.stallAll();
+    const finished = await read;
+
+    expect(finished.finished).to.equal("error");
+    const next = await transport.request("get", "GET", "/after");
+    expect(next.status).to.equal(200);
+    expect(sessions).to.have.length(2);
+  });
+
+  it("fails a request whose stream the server resets, and serves the next on the same session", async () => {
+    const { port, sessions } = await h2Server((stream, path) => {
+      if (path === "/reset") stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      else answer(stream, "{}");
+    });
+    const transport = transportTo(port);
+
+    const error = await transport.request("get", "GET", "/reset").then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+    const next = await transport.request("get", "GET", "/next");
+
+    expect(error).to.be.instanceOf(ApiError);
+    expect((error as ApiError).status).to.equal(0);
+    expect(next.status).to.equal(200);
+    expect(sessions).to.have.length(1);
+  });
+
+  it("cancels a watch on the wire when its reader destroys it", async () => {
+    let closedWith: number | undefined;
+    const { port } = await h2Server((stream) => {
+      stream.on("close", () => {
+        closedWith = stream.rstCode;
+      });
+      stream.respond({ ":status": 200 });
+      stream.write("open\n");
+    });
+    const transport = transportTo(port);
+    const watch = await transport.stream("/watch");
+    await new Promise((resolve) => watch.body.on("data", resolve));
+
+    watch.body.destroy();
+
+    await waitFor("the server's stream to close", async () => closedWith !== undefined);
+    expect(closedWith).to.equal(constants.NGHTTP2_CANCEL);
+  });
+
+  it("never sends a request given up while its connection was still being dialled", async () => {
+    const seen: string[] = [];
+    const { port: serverPort } = await h2Server((stream, path) => {
+      seen.push(path);
+      answer(stream, "{}");
+    });
+    // A dial that takes 500 ms: the TCP connection is passed on to the server only then.
+    const slow: Server = createNetServer((client) => {
+      setTimeout(() => {
+        const upstream = netConnect(serverPort, "127.0.0.1");
+        client.pipe(upstream).pipe(client);
+        client.on("close", () => upstream.destroy());
+      }, 500);
+    });
+    slow.listen(0, "127.0.0.1");
+    await once(slow, "listening");
+    closers.push(() => slow.close());
+    const transport = transportTo((slow.address() as AddressInfo).port);
+
+    const late = transport.request("delete", "DELETE", "/late", { timeoutMs: 100 });
+    const error = await late.then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+    await transport.request("get", "GET", "/later");
+
+    expect((error as { cause?: { name?: string } }).cause?.name).to.equal("TimeoutError");
+    expect(seen).to.deep.equal(["/later"]);
+  });
+
+  it("speaks HTTP/1.1 to a server that does not offer HTTP/2, for requests and watches", async () => {
+    const versions: string[] = [];
+    const server: HttpsServer = createHttpsServer({ cert, key }, (request, response) => {
+      versions.push(request.httpVersion);
+      response.writeHead(200, { "content-type": "application/json" });
+      if (request.url === "/watch") {
+        response.write("one\n");
+        setTimeout(() => response.end("two\n"), 20);
+      } else response.end("{}");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    closers.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const transport = transportTo((server.address() as AddressInfo).port);
+
+    const got = await transport.request("get", "GET", "/version");
+    const read = await readWatch(await transport.stream("/watch"));
+
+    expect(got.body).to.deep.equal({});
+    expect(read).to.deep.equal({ text: "one\ntwo\n", finished: "end" });
+    expect(versions).to.deep.equal(["1.1", "1.1"]);
+  });
+
+  /** Runs `body` in a child process after making `transport` to the port; its exit code and what it printed. */
+  async function inChild(port: number, body: string): Promise<{ code: number | string; output: string }> {
+    const transportModule = fileURLToPath(new URL("../../src/kube/transport.js", import.meta.url));
+    const script = `
+      const { KubeTransport } = await import(${JSON.stringify(transportModule)});
+      const ca = ${JSON.stringify(cert.toString("utf8"))};
+      const transport = new KubeTransport({
+        server: "https://127.0.0.1:${port}", namespace: undefined,
+        authenticate: async () => ({ headers: {}, tls: { ca } }), describe: () => ({ user: "none", ca: "test" }),
+      }, { userAgent: "http2-test" });
+      ${body}
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+    const [code] = (await Promise.race([once(child, "exit"), sleep(10_000).then(() => ["still running"])])) as [
+      number | string,
+    ];
+    if (code === "still running") child.kill();
+    return { code, output: output.trim() };
+  }
+
+  it("an idle session does not hold the process up, and a request in flight does", async () => {
+    const { port } = await h2Server((stream, path) => {
+      if (path === "/slow") setTimeout(() => answer(stream, '{"slow":true}'), 700);
+      else answer(stream, "{}");
+    });
+
+    const run = await inChild(
+      port,
+      `await transport.request("get", "GET", "/first");
+       transport.request("get", "GET", "/slow").then((answer) => console.log(JSON.stringify(answer.body)));`,
+    );
+
+    // It waited for /slow's answer, then exited on its own with the session still open.
+    expect(run).to.deep.equal({ code: 0, output: '{"slow":true}' });
+  });
+
+  it("close() holds the process up until the session has closed (a top-level await of it settles)", async () => {
+    const { port } = await h2Server((stream, path) => {
+      if (path === "/watch") {
+        stream.respond({ ":status": 200 });
+        stream.write("open\n");
+      } else answer(stream, "{}");
+    });
+
+    // As the controller stops: its watches destroyed, then the transport closed.
+    const run = await inChild(
+      port,
+      `const watch = await transport.stream("/watch");
+       await new Promise((resolve) => watch.body.on("data", resolve));
+       watch.body.destroy();
+       await transport.close();
+       console.log("closed");`,
+    );
+
+    // Exit code 13 is Node's for a top-level await that never settled.
+    expect(run).to.deep.equal({ code: 0, output: "closed" });
+  });
+});
