@@ -37,7 +37,10 @@ export type BenchParams = {
   readonly profile: boolean;
   readonly outDir: string;
   readonly smoke: boolean;
-  /** BENCH_CANDIDATE_MAIN and/or BENCH_CANDIDATE_NODE_FLAGS: a third controller, cni-repair as changed. */
+  /**
+   * BENCH_CANDIDATE_MAIN and/or BENCH_CANDIDATE_NODE_FLAGS: a third controller, cni-repair as changed; run as
+   * installed, like cni-repair, with these Node flags after the installed ones.
+   */
   readonly candidate: { readonly main: string | undefined; readonly nodeFlags: readonly string[] } | undefined;
 };
 

@@ -146,13 +146,12 @@ export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeco
   return new ProbedProcess({
     script: main,
     args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
-    // A candidate runs with exactly the Node flags it is given (its sources may not know --v8-flags).
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...options.inClusterEnv,
-      ...(options.kind === "candidate" ? {} : installedEnv(options, main)),
-    },
-    nodeFlags: options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : installedFlags(options),
+    // A candidate runs as installed too (its compile cache, the mode's V8 flags), its own Node flags after those.
+    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv, ...installedEnv(options, main) },
+    nodeFlags: [
+      ...installedFlags(options),
+      ...(options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : []),
+    ],
     ...(options.bare && { bare: true }),
   });
 }
