@@ -1,14 +1,15 @@
 // How the shipped manifests (generated from the chart) start cni-repair, per mode: the Node flags (the workload
 // command's flags before the script, then NODE_OPTIONS) and the V8 flags the controller sets itself once its
-// modules are loaded (CNI_REPAIR_V8_FLAGS, --v8-flags). Read from manifests/, so the bench measures what installs.
+// modules are loaded (CNI_REPAIR_V8_FLAGS, --v8-flags) and once its caches have synced
+// (CNI_REPAIR_V8_FLAGS_AFTER_SYNC, --v8-flags-after-sync). Read from manifests/, so the bench measures what installs.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import { controllerContainer, manifestsDir, type Overlay, podCommand } from "../../test/harness/overlays.js";
 
 const PLACEMENT = { namespace: "cni-repair", nodeName: "bench-node", podName: "cni-repair-bench" };
-/** The environment variable of --v8-flags (src/config/flags.ts). */
-const V8_FLAGS_ENV = "CNI_REPAIR_V8_FLAGS";
+/** The environment variables of --v8-flags and --v8-flags-after-sync (src/config/flags.ts). */
+const V8_FLAGS_ENVS = ["CNI_REPAIR_V8_FLAGS", "CNI_REPAIR_V8_FLAGS_AFTER_SYNC"] as const;
 
 function installedCommand(overlay: Overlay): ReturnType<typeof podCommand> {
   const yaml = readFileSync(join(manifestsDir(), "overlays", overlay, "cni-repair.yaml"), "utf8");
@@ -23,8 +24,8 @@ export function installedNodeFlags(overlay: Overlay): string[] {
   return [...nodeFlags, ...(env.NODE_OPTIONS ?? "").split(" ").filter((flag) => flag !== "")];
 }
 
-/** The manifests' --v8-flags, as the environment variable they set it by (none: empty). */
+/** The manifests' --v8-flags and --v8-flags-after-sync, as the environment variables they set them by. */
 export function installedV8FlagsEnv(overlay: Overlay): Record<string, string> {
-  const value = installedCommand(overlay).env[V8_FLAGS_ENV];
-  return value === undefined ? {} : { [V8_FLAGS_ENV]: value };
+  const { env } = installedCommand(overlay);
+  return Object.fromEntries(V8_FLAGS_ENVS.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }

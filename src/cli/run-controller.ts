@@ -13,6 +13,7 @@ import { composeController } from "./compose.js";
 import { checkConnection, openTransport } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
+import { applyV8Flags } from "./v8-flags.js";
 import { REVISION, VERSION } from "./version.js";
 
 /** Event-loop lag beyond this fails /healthz: the process is wedged, and a restart is the cure. */
@@ -143,10 +144,15 @@ export async function runController(config: Config): Promise<number> {
   const started = new AbortController();
   void parts.manager.waitForSync(started.signal).then((synced) => {
     if (!synced) return;
+    applyV8Flags(config.v8FlagsAfterSync);
     // Counted by detection now: the workers have only begun, so their own tally (parts.broken) lags behind.
     let broken = 0;
     for (const facts of parts.query.pods()) if (detect(facts, config.rules, parts.context()).broken) broken++;
-    log.info("cache synced; repairing", { pods: parts.query.size, broken });
+    log.info("cache synced; repairing", {
+      pods: parts.query.size,
+      broken,
+      ...(config.v8FlagsAfterSync.length > 0 && { v8Flags: config.v8FlagsAfterSync }),
+    });
   });
 
   // 7. Shutdown, in reverse (see controller/manager.ts): stop taking work and let in-flight actions finish, write

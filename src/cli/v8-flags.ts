@@ -7,7 +7,10 @@
 // the run command's modules are compiled, the flags still shape everything the controller does after.
 import { setFlagsFromString } from "node:v8";
 
-/** Sets them (no-op when none). Modules loaded later are compiled without a cache: load everything first. */
+/**
+ * Sets them (no-op when none): --v8-flags once the modules are loaded (modules loaded later are compiled without a
+ * cache: load everything first), --v8-flags-after-sync once the caches have synced.
+ */
 export function applyV8Flags(flags: readonly string[]): void {
   if (flags.length > 0) setFlagsFromString(flags.join(" "));
 }

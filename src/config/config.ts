@@ -57,6 +57,8 @@ export type Config = {
   readonly shutdownTimeoutMs: number;
   /** V8 flags `run` sets once its modules are loaded (cli/v8-flags.ts). */
   readonly v8Flags: readonly string[];
+  /** V8 flags `run` sets once its caches have synced. */
+  readonly v8FlagsAfterSync: readonly string[];
   /** Pods in other namespaces are ignored; empty: all namespaces. */
   readonly namespaces: readonly string[];
   readonly excludeNamespaces: readonly string[];
@@ -290,6 +292,7 @@ function toConfig(table: FlagTable, values: FlagValues, given: ReadonlyMap<FlagN
     logFormatGiven: given.has("log-format"),
     shutdownTimeoutMs: values["shutdown-timeout"],
     v8Flags: values["v8-flags"],
+    v8FlagsAfterSync: values["v8-flags-after-sync"],
     namespaces,
     excludeNamespaces: values["exclude-namespaces"],
     deleteBarePods: values["delete-bare-pods"],

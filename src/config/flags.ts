@@ -605,6 +605,16 @@ export function flagTable(presets: Presets) {
         "same flags given to node itself would make V8 refuse Node's built-in code cache and the image's compile " +
         "cache (both are checked against V8's flags), so every start would compile those modules afresh.",
     }),
+    "v8-flags-after-sync": listFlag({
+      group: "Controller",
+      commands: RUN,
+      default: "",
+      item: v8Flag,
+      help:
+        "V8 flags (comma-separated, e.g. --maglev) set once the caches have synced, after --v8-flags: the " +
+        "start-up runs without them and the watch events and repairs with them (an optimising compiler, say, " +
+        "then compiles only what each event runs, not the start-up's code).",
+    }),
     "shutdown-timeout": durationFlag({
       group: "Controller",
       commands: RUN,

@@ -62,6 +62,7 @@ Arguments: the context and whether the pod is the per-node DaemonSet's.
   "nodeOptions" ($v.nodeOptions | default $sizing.nodeOptions | default "")
   "nodeFlags" (ternary $sizing.nodeFlags $v.nodeFlags (kindIs "invalid" $v.nodeFlags))
   "v8Flags" (ternary $sizing.v8Flags $v.v8Flags (kindIs "invalid" $v.v8Flags))
+  "v8FlagsAfterSync" (ternary $sizing.v8FlagsAfterSync $v.v8FlagsAfterSync (kindIs "invalid" $v.v8FlagsAfterSync))
 ) -}}
 {{- end -}}
 

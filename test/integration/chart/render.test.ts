@@ -325,6 +325,7 @@ describe("chart: helm lint, schema and template", function () {
       "leaderElection.retryPeriod": "1s",
       logLevel: "info",
       v8Flags: "{--no-opt}",
+      v8FlagsAfterSync: "{--maglev}",
     });
     const { args, env } = podCommand(controllerContainer(rendered), PLACEMENT);
     const fromArgs = args.map((arg) => /^--([a-z-]+)=/.exec(arg)?.[1] ?? arg);
@@ -439,17 +440,27 @@ describe("chart: helm lint, schema and template", function () {
     expect(cluster.topologySpreadConstraints?.[0]?.topologyKey).to.equal("kubernetes.io/hostname");
   });
 
-  it("per-node: the image's node with V8's memory reducer off, the optimising compilers off by --v8-flags; nodeFlags and v8Flags replace theirs", async () => {
+  it("per-node: the image's node with V8's memory reducer off, the optimising compilers off by --v8-flags and Maglev on after sync; nodeFlags, v8Flags and v8FlagsAfterSync replace theirs", async () => {
     const flagsOf = async (values: Record<string, string> = {}) => {
       const container = controllerContainer(await renderChart("per-node", values));
       const { env, nodeFlags } = podCommand(container, PLACEMENT);
-      return { command: container.command, nodeFlags, v8Flags: env.CNI_REPAIR_V8_FLAGS };
+      return {
+        command: container.command,
+        nodeFlags,
+        v8Flags: env.CNI_REPAIR_V8_FLAGS,
+        afterSync: env.CNI_REPAIR_V8_FLAGS_AFTER_SYNC,
+      };
     };
     expect(await flagsOf()).to.deep.equal({
       command: ["/usr/local/bin/node", "--no-memory-reducer", "/app/dist/src/cli/main.js"],
       nodeFlags: ["--no-memory-reducer"],
       v8Flags: "--no-opt,--no-maglev",
+      afterSync: "--maglev",
     });
+    expect((await flagsOf({ "sizing.daemonSet.v8FlagsAfterSync": "null" })).afterSync).to.equal(undefined);
+    expect((await flagsOf({ v8FlagsAfterSync: "{--maglev,--no-sparkplug}" })).afterSync).to.equal(
+      "--maglev,--no-sparkplug",
+    );
     expect((await flagsOf({ "sizing.daemonSet.nodeFlags": "null" })).command, "none: the entry point").to.equal(
       undefined,
     );
@@ -460,8 +471,10 @@ describe("chart: helm lint, schema and template", function () {
     const cluster = controllerContainer(await renderChart("cluster"));
     expect(cluster.command).to.equal(undefined);
     expect(podCommand(cluster, PLACEMENT).env.CNI_REPAIR_V8_FLAGS).to.equal(undefined);
+    expect(podCommand(cluster, PLACEMENT).env.CNI_REPAIR_V8_FLAGS_AFTER_SYNC).to.equal(undefined);
     expect(await refusal({ nodeFlags: "{rm -rf}" })).to.match(/nodeFlags/);
     expect(await refusal({ v8Flags: "{--no-opt --no-maglev}" })).to.match(/v8Flags/);
+    expect(await refusal({ v8FlagsAfterSync: "{--maglev --no-opt}" })).to.match(/v8FlagsAfterSync/);
   });
 
   it("monitoring objects carry their extra labels; the dashboard is the shipped JSON", async () => {

@@ -97,4 +97,14 @@ describe("controller in label and report modes", () => {
     expect(t.controller.logsWith("would delete broken pod")[0]).to.include({ action: "report", result: "dry_run" });
     expect(t.controller.logsWith("repaired broken pod")).to.deep.equal([]);
   });
+
+  it("--v8-flags-after-sync: set at sync and named in its line, and the controller goes on repairing with them", async () => {
+    await createPodInState(api, { namespace, name: "before-sync" });
+    await t.start(["--mode=report", "--v8-flags=--no-opt,--no-maglev", "--v8-flags-after-sync=--maglev"]);
+    await waitFor("the sync line", () => t.controller.logsWith("cache synced; repairing").length === 1);
+    expect(t.controller.logsWith("cache synced; repairing")[0]).to.deep.include({ v8Flags: ["--maglev"] });
+
+    await createPodInState(api, { namespace, name: "after-sync" });
+    await waitFor("both reports", () => t.controller.logsWith("would delete broken pod").length === 2);
+  });
 });

@@ -74,6 +74,13 @@ const badValues: readonly (readonly [string, string, string[]?, string?])[] = [
   ["v8-flags", "no-opt", [], "expected V8 flags like --no-opt"],
   ["v8-flags", "--max-lazy 1"],
   ["v8-flags", "--no-opt,--no-such-v8-flag", [], "V8 has no flag --no-such-v8-flag (node --v8-options lists them)"],
+  ["v8-flags-after-sync", "maglev", [], "expected V8 flags like --no-opt"],
+  [
+    "v8-flags-after-sync",
+    "--maglev,--no-such-v8-flag",
+    [],
+    "V8 has no flag --no-such-v8-flag (node --v8-options lists them)",
+  ],
   ["retry-base-delay", "5", [], "expected a duration"],
   ["retry-base-delay", "-1s"],
   ["retry-base-delay", "1x"],

@@ -135,6 +135,7 @@ const cases: readonly Case[] = [
   { flag: "log-format", text: "text", read: (c) => c.logFormat, want: "text" },
   { flag: "shutdown-timeout", text: "0s", read: (c) => c.shutdownTimeoutMs, want: 0 },
   { flag: "v8-flags", text: "--no-opt,--max-lazy=1", read: (c) => c.v8Flags, want: ["--no-opt", "--max-lazy=1"] },
+  { flag: "v8-flags-after-sync", text: "--maglev", read: (c) => c.v8FlagsAfterSync, want: ["--maglev"] },
   {
     flag: "ambient-action",
     text: "delete",
@@ -287,6 +288,7 @@ describe("config/parseConfig values", () => {
       logFormat: "json",
       logFormatGiven: false,
       v8Flags: [],
+      v8FlagsAfterSync: [],
       shutdownTimeoutMs: 20_000,
       namespaces: [],
       excludeNamespaces: [],
