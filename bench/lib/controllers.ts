@@ -127,6 +127,24 @@ function installedEnv(options: Pick<StartOptions, "nodeName">, main: string): Re
   };
 }
 
+const helps = new Map<string, string>();
+
+/**
+ * The installed environment as far as a candidate's build knows it: an older build refuses a CNI_REPAIR_ variable it
+ * does not know (exit 2), so those its `run --help` does not name are left out.
+ */
+function knownTo(main: string, env: Record<string, string>): Record<string, string> {
+  let help = helps.get(main);
+  if (help === undefined) {
+    help = execFileSync(process.execPath, [main, "run", "--help"], { encoding: "utf8" });
+    helps.set(main, help);
+  }
+  const known = help;
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !name.startsWith("CNI_REPAIR_") || known.includes(`env: ${name}`)),
+  );
+}
+
 const baseEnv = (kubeconfig: string): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "/tmp",
@@ -147,7 +165,11 @@ export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeco
     script: main,
     args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
     // A candidate runs as installed too (its compile cache, the mode's V8 flags), its own Node flags after those.
-    env: { PATH: process.env.PATH ?? "", ...options.inClusterEnv, ...installedEnv(options, main) },
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...options.inClusterEnv,
+      ...(options.kind === "candidate" ? knownTo(main, installedEnv(options, main)) : installedEnv(options, main)),
+    },
     nodeFlags: [
       ...installedFlags(options),
       ...(options.kind === "candidate" ? (options.candidate?.nodeFlags ?? []) : []),
