@@ -7,7 +7,8 @@
 # - --splitting keeps the commands' own modules apart: `run` loads no scan/explain output, and the kubeconfig loader
 #   stays behind its dynamic import.
 # - @kubernetes/client-node stays a package in node_modules, imported only for a kubeconfig (never in cluster), and
-#   so does undici: src/kube/undici-parts.ts requires its parts through createRequire, which esbuild leaves alone.
+#   so does undici (plain HTTP and HTTP/1.1-only servers): src/kube/undici-connections.ts requires its Agent through
+#   createRequire, which esbuild leaves alone.
 # - The bundled CommonJS packages (winston, prom-client) require Node's built-in modules; an ES module has no
 #   `require`, so each output file gets one from createRequire.
 # - Whitespace and comments go (--minify-whitespace): V8 keeps every module's source text, ~1 MiB of heap here.
