@@ -20,22 +20,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { ApiError } from "../../src/kube/api-error.js";
-import type { ClusterCredentials } from "../../src/kube/cluster-credentials.js";
 import { KubeTransport, type WatchResponse } from "../../src/kube/transport.js";
 import { controlPlane } from "../harness/shared-control-plane.js";
 import { TcpProxy } from "../harness/tcp-proxy.js";
+import { trustingCredentials } from "../harness/trusting-credentials.js";
 import { waitFor } from "../harness/wait.js";
 
 type StreamHandler = (stream: ServerHttp2Stream, path: string, headers: IncomingHttpHeaders) => void;
-
-function credentialsFor(server: string, ca: Buffer): ClusterCredentials {
-  return {
-    server,
-    namespace: undefined,
-    authenticate: async () => ({ headers: {}, tls: { ca } }),
-    describe: () => ({ user: "none", ca: "the API server's certificate" }),
-  };
-}
 
 const answer = (stream: ServerHttp2Stream, body: string, status = 200) => {
   stream.respond({ ":status": status, "content-type": "application/json" });
@@ -93,7 +84,7 @@ describe("kube/transport: its HTTP/2 connections against misbehaving peers", fun
   }
 
   function transportTo(port: number, connectionCheckMs?: number): KubeTransport {
-    const transport = new KubeTransport(credentialsFor(`https://127.0.0.1:${port}`, cert), {
+    const transport = new KubeTransport(trustingCredentials(`https://127.0.0.1:${port}`, cert), {
       userAgent: "http2-test",
       ...(connectionCheckMs !== undefined && { connectionCheckMs }),
     });

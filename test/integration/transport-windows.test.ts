@@ -6,22 +6,13 @@ import { readFileSync } from "node:fs";
 import { createSecureServer, type Http2SecureServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import type { ClusterCredentials } from "../../src/kube/cluster-credentials.js";
 import { CONNECTION_WINDOW_BYTES, KubeTransport, STREAM_WINDOW_BYTES } from "../../src/kube/transport.js";
 import { controlPlane } from "../harness/shared-control-plane.js";
+import { trustingCredentials } from "../harness/trusting-credentials.js";
 
 type Windows = { readonly stream: number | undefined; readonly connection: number | undefined };
 
 const BODY = "{}";
-
-function credentialsFor(server: string, ca: Buffer): ClusterCredentials {
-  return {
-    server,
-    namespace: undefined,
-    authenticate: async () => ({ headers: {}, tls: { ca } }),
-    describe: () => ({ user: "none", ca: "the API server's certificate" }),
-  };
-}
 
 describe("kube/transport: HTTP/2 receive windows", () => {
   let server: Http2SecureServer | undefined;
@@ -48,7 +39,9 @@ describe("kube/transport: HTTP/2 receive windows", () => {
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
-    transport = new KubeTransport(credentialsFor(`https://127.0.0.1:${port}`, cert), { userAgent: "windows-test" });
+    transport = new KubeTransport(trustingCredentials(`https://127.0.0.1:${port}`, cert), {
+      userAgent: "windows-test",
+    });
 
     await transport.request("get", "GET", "/version");
     // On the same connection, after the client's WINDOW_UPDATE (sent once it connected) and the first answer.
