@@ -58,13 +58,13 @@ export class Http2Connections implements Connections {
   }
 
   dispatch(request: DispatchRequest, handler: DispatchHandler): void {
+    if (this.#http1 && !this.#closed) {
+      this.#http1.dispatch(request, handler);
+      return;
+    }
     const exchange = new Exchange(request, handler);
     if (this.#closed) {
       exchange.fail(new Error(`connections to ${this.#origin.origin} are closed`));
-      return;
-    }
-    if (this.#http1) {
-      this.#http1.dispatch(request, handler);
       return;
     }
     const session = this.#session;
