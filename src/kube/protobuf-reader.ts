@@ -39,7 +39,14 @@ export class ProtobufReader {
 
   /** The next field's tag (field number << 3 | wire type), or 0 at `end`. */
   tag(end: number): number {
-    if (this.pos >= end) return 0;
+    const pos = this.pos;
+    if (pos >= end) return 0;
+    // Field numbers 1-15 take one byte: the common case, read without the varint loop.
+    const first = this.#bytes[pos] as number;
+    if (first < 0x80 && first >= 8) {
+      this.pos = pos + 1;
+      return first;
+    }
     const tag = this.uint32(end);
     if (tag >>> 3 === 0) throw new ProtobufError(`field number 0 at byte ${this.pos}`);
     return tag;
@@ -93,7 +100,14 @@ export class ProtobufReader {
 
   /** A length-delimited field's end (its bytes are [pos, returned end)). */
   delimitedEnd(end: number): number {
-    const length = this.uint32(end);
+    const pos = this.pos;
+    // Lengths under 128 take one byte (most strings here): read without the varint loop.
+    const first = pos < end ? (this.#bytes[pos] as number) : 0x80;
+    let length: number;
+    if (first < 0x80) {
+      this.pos = pos + 1;
+      length = first;
+    } else length = this.uint32(end);
     const fieldEnd = this.pos + length;
     if (fieldEnd > end) throw new ProtobufError(`field of ${length} bytes runs past its message`);
     return fieldEnd;
@@ -101,7 +115,8 @@ export class ProtobufReader {
 
   string(end: number): string {
     const fieldEnd = this.delimitedEnd(end);
-    const text = this.#bytes.toString("utf8", this.pos, fieldEnd);
+    // No encoding named: Buffer#toString's shortest path to UTF-8 (the named one looks the encoding up each call).
+    const text = this.#bytes.toString(undefined, this.pos, fieldEnd);
     this.pos = fieldEnd;
     return text;
   }
