@@ -92,7 +92,7 @@ function pick(
 }
 
 /** The kubelet's condition for "sandbox created and its network configured" (Kubernetes 1.29+, on by default). */
-const SANDBOX_CONDITION = "PodReadyToStartContainers";
+export const SANDBOX_CONDITION = "PodReadyToStartContainers";
 
 /**
  * When the current sandbox was set up: the condition's True transition; without that condition (older kubelets)

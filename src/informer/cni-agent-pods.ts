@@ -20,6 +20,9 @@ export type AgentFacts = {
   readonly seenReadyAtMs: number | undefined;
 };
 
+/** The condition whose True transition tells since when an agent has been ready (the only one toAgentFacts reads). */
+export const READY_CONDITION = "Ready";
+
 export const agentKey = (facts: AgentFacts): string => `${facts.namespace}/${facts.name}`;
 
 const sameAgent = (a: AgentFacts, b: AgentFacts): boolean =>
@@ -44,7 +47,7 @@ export function toAgentFacts(pod: unknown): AgentFacts | undefined {
       status?: unknown;
       lastTransitionTime?: unknown;
     }[]) {
-      if (condition?.type !== "Ready" || condition.status !== "True") continue;
+      if (condition?.type !== READY_CONDITION || condition.status !== "True") continue;
       const at = condition.lastTransitionTime;
       const ms = at instanceof Date ? at.getTime() : typeof at === "string" ? Date.parse(at) : Number.NaN;
       // Ready without a usable time: no kubelet time to go by; only our own observation counts.

@@ -9,10 +9,23 @@
 // it: this file mirrors both, and the differential tests (test/integration/wire/, test/unit/kube/) hold it to it.
 import { ProtobufReader, WIRE_LENGTH_DELIMITED, WIRE_VARINT } from "./protobuf-reader.js";
 
-/** Which of a pod's labels, annotations and statuses a reader keeps; the rest is skipped undecoded. */
+/**
+ * Strings a reader keeps (map keys, condition types), with their UTF-8 lengths: a string of no wanted length is
+ * skipped without being decoded, which is most of a pod's label and annotation keys.
+ */
+export type WantedStrings = { readonly values: ReadonlySet<string>; readonly byteLengths: ReadonlySet<number> };
+
+export function wantedStrings(values: Iterable<string>): WantedStrings {
+  const set = new Set(values);
+  return { values: set, byteLengths: new Set([...set].map((value) => Buffer.byteLength(value))) };
+}
+
+/** Which of a pod's labels, annotations, conditions and statuses a reader keeps; the rest is skipped undecoded. */
 export type PodProjection = {
-  readonly labelKeys: ReadonlySet<string>;
-  readonly annotationKeys: ReadonlySet<string>;
+  readonly labelKeys: WantedStrings;
+  readonly annotationKeys: WantedStrings;
+  /** Conditions kept, by type. */
+  readonly conditionTypes: WantedStrings;
   /** Init container statuses kept, by name (all of them when `containerStarts`). */
   readonly initContainers: ReadonlySet<string>;
   /** Every container's start times (status.containerStatuses, and every init container's): the sandbox fallback. */
@@ -176,20 +189,21 @@ function readMapEntry(
   reader: ProtobufReader,
   tag: number,
   end: number,
-  wanted: ReadonlySet<string>,
+  wanted: WantedStrings,
   into: Record<string, string> | undefined,
 ): Record<string, string> | undefined {
   reader.expect(tag, WIRE_LENGTH_DELIMITED);
   const entryEnd = reader.delimitedEnd(end);
-  if (wanted.size === 0) {
+  if (wanted.values.size === 0) {
     reader.pos = entryEnd;
     return into;
   }
-  let key = "";
+  // undefined: an unwanted key (the last key field counts, as in Go; the API server writes one).
+  let key: string | undefined = "";
   let valueAt = -1;
   let valueTag = 0;
   for (let t = reader.tag(entryEnd); t !== 0; t = reader.tag(entryEnd)) {
-    if (t >>> 3 === 1) key = reader.stringField(t, entryEnd);
+    if (t >>> 3 === 1) key = wantedString(reader, t, entryEnd, wanted);
     else if (t >>> 3 === 2) {
       // The value may come before the key: note where it is, read it only if the key is wanted.
       valueAt = reader.pos;
@@ -197,7 +211,8 @@ function readMapEntry(
       reader.skip(t & 7, entryEnd);
     } else reader.skip(t & 7, entryEnd);
   }
-  if (!wanted.has(key)) return into;
+  // An entry without a key field has the key "" (Go's zero value).
+  if (key === undefined || !wanted.values.has(key)) return into;
   let value = "";
   if (valueAt >= 0) {
     reader.pos = valueAt;
@@ -207,6 +222,20 @@ function readMapEntry(
   const map = into ?? (Object.create(null) as Record<string, string>);
   map[key] = value;
   return map;
+}
+
+/** A string field if it is one of `wanted`; otherwise skipped (undecoded unless its length is a wanted one's). */
+function wantedString(reader: ProtobufReader, tag: number, end: number, wanted: WantedStrings): string | undefined {
+  reader.expect(tag, WIRE_LENGTH_DELIMITED);
+  const at = reader.pos;
+  const fieldEnd = reader.delimitedEnd(end);
+  if (!wanted.byteLengths.has(fieldEnd - reader.pos)) {
+    reader.pos = fieldEnd;
+    return undefined;
+  }
+  reader.pos = at;
+  const text = reader.string(end);
+  return wanted.values.has(text) ? text : undefined;
 }
 
 // OwnerReference { string kind = 1; string name = 3; string uid = 4; string apiVersion = 5; bool controller = 6; }
@@ -264,9 +293,11 @@ function readStatus(reader: ProtobufReader, end: number, status: PodView["status
       case 1:
         status.phase = reader.stringField(tag, end) || undefined;
         break;
-      case 2:
-        status.conditions = append(status.conditions, readCondition(reader, tag, end));
+      case 2: {
+        const condition = readCondition(reader, tag, end, projection.conditionTypes);
+        if (condition !== undefined) status.conditions = append(status.conditions, condition);
         break;
+      }
       case 8:
         if (!projection.containerStarts) reader.skip(tag & 7, end);
         else
@@ -288,16 +319,24 @@ function readStatus(reader: ProtobufReader, end: number, status: PodView["status
   }
 }
 
-// PodCondition { string type = 1; string status = 2; Time lastTransitionTime = 4; ... }
-function readCondition(reader: ProtobufReader, tag: number, end: number): Condition {
+// PodCondition { string type = 1; string status = 2; Time lastTransitionTime = 4; ... }; undefined unless its type
+// is wanted. The type is found first (the last type field counts, as in Go), so a condition not wanted is skipped
+// undecoded.
+function readCondition(reader: ProtobufReader, tag: number, end: number, wanted: WantedStrings): Condition | undefined {
   reader.expect(tag, WIRE_LENGTH_DELIMITED);
   const conditionEnd = reader.delimitedEnd(end);
-  const condition: Condition = { type: "", status: "", lastTransitionTime: undefined };
+  const start = reader.pos;
+  // A condition without a type field has the type "" (Go's zero value).
+  let type = wanted.values.has("") ? "" : undefined;
+  for (let t = reader.tag(conditionEnd); t !== 0; t = reader.tag(conditionEnd)) {
+    if (t >>> 3 === 1) type = wantedString(reader, t, conditionEnd, wanted);
+    else reader.skip(t & 7, conditionEnd);
+  }
+  if (type === undefined) return undefined;
+  const condition: Condition = { type, status: "", lastTransitionTime: undefined };
+  reader.pos = start;
   for (let t = reader.tag(conditionEnd); t !== 0; t = reader.tag(conditionEnd)) {
     switch (t >>> 3) {
-      case 1:
-        condition.type = reader.stringField(t, conditionEnd);
-        break;
       case 2:
         condition.status = reader.stringField(t, conditionEnd);
         break;

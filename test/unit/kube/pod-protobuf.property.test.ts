@@ -42,6 +42,9 @@ const key = fc.constantFrom(
   "kubernetes.io/config.mirror",
   "k8s.io/initial-events-end",
   "unrelated.example.com/key",
+  // As many UTF-8 bytes as wanted keys, and not them (the decoder filters by length first).
+  "istio.io/dataplane-modf",
+  "kubernetes.io/config.mirrö",
   "__proto__",
   "constructor",
 );
@@ -80,7 +83,15 @@ const containerStatus = fc.record({
 });
 const condition = fc.record(
   {
-    type: fc.constantFrom("PodReadyToStartContainers", "Ready", "Initialized", "PodScheduled"),
+    // The last two as long as the first two (the decoder filters types by length first).
+    type: fc.constantFrom(
+      "PodReadyToStartContainers",
+      "Ready",
+      "Initialized",
+      "PodScheduled",
+      "PodReadyToStartContainerz",
+      "Unset",
+    ),
     status: fc.constantFrom("True", "False", "Unknown"),
     lastProbeTime: time,
     lastTransitionTime: time,
