@@ -10,6 +10,9 @@ import { readBody } from "./watch-body.js";
 import type { WatchEventHandler } from "./watch-lines.js";
 
 const LENGTH_BYTES = 4;
+// A frame is one object: the API server takes request bodies of up to 3 MiB, so anything near this length is a
+// broken stream, not an object; it is refused before a buffer of that length is made for it.
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads a protobuf watch body to its end, decoding each event's object with `objects` (an object it cannot read
@@ -22,14 +25,12 @@ export function readWatchFrames(
   onEvent: WatchEventHandler,
 ): Promise<void> {
   return readBody(body, onChunk, ({ stop, stopped }) => {
-    // Bytes of a frame not yet whole, in arrival order (copies: a chunk is not ours to keep).
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    /** How many bytes the first pending frame needs in all (its length prefix included), once its prefix is in. */
-    const pendingFrameBytes = () => {
-      const first = pending[0];
-      return first !== undefined && first.length >= LENGTH_BYTES ? LENGTH_BYTES + first.readUInt32BE(0) : LENGTH_BYTES;
-    };
+    // A frame its chunk did not finish: copied once into a buffer of its whole length as its bytes come (a 15 KB
+    // pod in 16 KB HTTP/2 chunks is most often cut in two), not kept as chunks and joined again at its end.
+    let partial: Buffer | undefined;
+    let filled = 0;
+    // The first bytes of a length prefix a chunk's end cut (fewer than 4).
+    let prefix: Buffer | undefined;
     const frame = (bytes: Buffer) => {
       const event = readWatchEventMessage(bytes);
       onEvent({ type: event.type, object: decodeEnveloped(event.object, objects) }, stop);
@@ -37,29 +38,38 @@ export function readWatchFrames(
     return {
       chunk(chunk) {
         let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-        if (pendingBytes > 0) {
-          // Copied once here and joined once when the frame is whole (not re-joined on every chunk of a big one).
-          pending.push(Buffer.from(bytes));
-          pendingBytes += bytes.length;
-          if (pendingBytes < pendingFrameBytes()) return;
-          bytes = Buffer.concat(pending, pendingBytes);
-          pending = [];
-          pendingBytes = 0;
+        if (prefix !== undefined) {
+          bytes = Buffer.concat([prefix, bytes]);
+          prefix = undefined;
         }
         let start = 0;
+        if (partial !== undefined) {
+          start = bytes.copy(partial, filled);
+          filled += start;
+          if (filled < partial.length) return;
+          const whole = partial;
+          partial = undefined;
+          frame(whole);
+        }
         while (!stopped() && bytes.length - start >= LENGTH_BYTES) {
-          const frameEnd = start + LENGTH_BYTES + bytes.readUInt32BE(start);
-          if (frameEnd > bytes.length) break;
+          const length = bytes.readUInt32BE(start);
+          const frameEnd = start + LENGTH_BYTES + length;
+          if (frameEnd > bytes.length) {
+            if (length > MAX_FRAME_BYTES) {
+              throw new Error(`watch frame of ${length} bytes: more than any object the API server stores`);
+            }
+            partial = Buffer.allocUnsafe(length);
+            filled = bytes.copy(partial, 0, start + LENGTH_BYTES);
+            return;
+          }
           frame(bytes.subarray(start + LENGTH_BYTES, frameEnd));
           start = frameEnd;
         }
-        if (!stopped() && start < bytes.length) {
-          pending = [Buffer.from(bytes.subarray(start))];
-          pendingBytes = bytes.length - start;
-        }
+        if (!stopped() && start < bytes.length) prefix = Buffer.from(bytes.subarray(start));
       },
       end() {
-        if (pendingBytes > 0) throw new Error(`watch stream ended inside a frame (${pendingBytes} bytes left)`);
+        const left = partial !== undefined ? LENGTH_BYTES + filled : (prefix?.length ?? 0);
+        if (left > 0) throw new Error(`watch stream ended inside a frame (${left} bytes left)`);
       },
     };
   });

@@ -66,6 +66,15 @@ describe("informer/readWatchFrames", () => {
     expect(String(error)).to.match(/ended inside a frame/);
   });
 
+  it("a length no object has rejects before a buffer of that length is made", async () => {
+    const huge = Buffer.from([0xff, 0xff, 0xff, 0xf0, 1, 2, 3]);
+    let error: unknown;
+    await read([huge]).catch((e: unknown) => {
+      error = e;
+    });
+    expect(String(error)).to.match(/watch frame of 4294967280 bytes/);
+  });
+
   it("stops at stop(): the rest of the body is not read", async () => {
     expect((await read([stream], 1)).map((e) => e.type)).to.deep.equal(["ADDED"]);
   });
