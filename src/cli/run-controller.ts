@@ -1,11 +1,12 @@
 // The composition root: wires config, client, cache, queue, reconciler, metrics and HTTP, in order.
-import { Registry } from "prom-client";
+
 import type { Config } from "../config/config.js";
 import { detect } from "../detect/detect.js";
 import { startEventLoopMonitor } from "../observe/event-loop-monitor.js";
 import { startHttpServer } from "../observe/http-server.js";
 import { createLogger, flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { Registry } from "../observe/prom-client.js";
 import { modeFor } from "../safety/policy.js";
 import { messageOf } from "../util/message-of.js";
 import { checkAdmissionPolicies } from "./admission-check.js";

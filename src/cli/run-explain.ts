@@ -1,7 +1,7 @@
 // `cni-repair explain <namespace>/<pod>`: read the pod, list the caches its judgement reads once, then print the
 // whole judgement about it. Nothing is written, and nothing that could write is built (no Event writer, queue, worker,
 // controller or election).
-import { Registry } from "prom-client";
+
 import type { Config } from "../config/config.js";
 import { type PodFacts, podKey } from "../detect/facts.js";
 import { factsSchema, toPodFacts } from "../detect/to-pod-facts.js";
@@ -9,6 +9,7 @@ import { ApiError } from "../kube/api-error.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { flushLogger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { Registry } from "../observe/prom-client.js";
 import { connectCluster } from "./connect-cluster.js";
 import { type Explanation, explainPod } from "./explain.js";
 import { renderExplanation } from "./explain-output.js";

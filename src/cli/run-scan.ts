@@ -1,12 +1,12 @@
 // `cni-repair scan`: list once, print how many pods were checked in which scope, every broken pod and what `run`
 // would do with it now; with --repair, make one pass of repairs under every guard, print the results and exit.
 import { setTimeout as sleep } from "node:timers/promises";
-import { Registry } from "prom-client";
 import type { Config } from "../config/config.js";
 import { podKey } from "../detect/facts.js";
 import { describeIstioRepair } from "../detect/istio-repair-settings.js";
 import { flushLogger, type Logger } from "../observe/logger.js";
 import { createMetrics } from "../observe/metrics.js";
+import { Registry } from "../observe/prom-client.js";
 import type { ControllerParts } from "./compose.js";
 import { connectCluster } from "./connect-cluster.js";
 import { oneShotLogger, startSynced } from "./one-shot.js";

@@ -1,5 +1,6 @@
 // One short statement per metric: its name, help, label names (typed from the literal) and buckets, on one registry.
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { Counter, Gauge, Histogram } from "./prom-client.js";
 
 export type MetricFactory = ReturnType<typeof metricFactory>;
 

@@ -1,6 +1,6 @@
 // Every Prometheus metric the controller exports, created on a caller-supplied registry.
 
-import { type Counter, collectDefaultMetrics, type Gauge, type Histogram, type Registry } from "prom-client";
+import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import {
   FALLBACK_BASES,
   type FallbackBasis,
@@ -9,6 +9,7 @@ import {
 } from "../detect/istio-repair-settings.js";
 import type { EventLoopMonitor } from "./event-loop-monitor.js";
 import { type MetricFactory, metricFactory } from "./metric-factory.js";
+import { collectDefaultMetrics } from "./prom-client.js";
 import { createStandardMetrics, type StandardMetrics } from "./standard-metrics.js";
 import { type TalliedEventType, WatchTally } from "./watch-tally.js";
 
