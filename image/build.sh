@@ -59,7 +59,7 @@ if [[ $(node --version) != "v$NODE_VERSION" ]]; then
   echo "build.sh: node is $(node --version), the image's is v$NODE_VERSION: the compile cache would not match" >&2
   exit 2
 fi
-# V8 records each ES module's path in its cache: made at one fixed path (one build at a time), whatever $work is,
+# V8 records each module's path in its cache: made at one fixed path (one build at a time), whatever $work is,
 # so the same inputs still give the same image.
 cache_layout=/tmp/cni-repair-image-compile-cache
 exec {cache_lock}>"$cache_layout.lock"

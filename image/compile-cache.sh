@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Node's compile cache of the app, made at build time: V8's code cache of every module a `run` start loads (the
-# bundle's chunks; undici is loaded only later, for a plain-HTTP or HTTP/1.1-only server), in <app-dir>/compile-cache.
+# Node's compile cache of the app, made at build time: V8's code cache of what a `run` start loads (the bundle's one
+# file; undici is loaded only later, for a plain-HTTP or HTTP/1.1-only server), in <app-dir>/compile-cache.
 # The image points NODE_COMPILE_CACHE at it (image/build.sh) and the bench does the same for dist/bundle, so a start
 # deserializes those modules instead of parsing and compiling them. The pod's root filesystem is read-only: Node only
 # reads the cache there, and when it cannot use it (another Node, V8 flags on node's command line, another user) it

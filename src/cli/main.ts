@@ -26,7 +26,7 @@ async function main(): Promise<number> {
     case "version":
       process.stdout.write(versionText());
       return 0;
-    // Each command loads only its own modules: a per-node `run` pays for no scan or explain output (yaml).
+    // Each command evaluates only its own modules: a per-node `run` pays for no scan or explain output (yaml).
     case "run": {
       const { runController } = await import("./run-controller.js");
       // Only now: flags given earlier would make V8 refuse the code caches of the modules just loaded.
@@ -41,4 +41,22 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+// A promise rather than a top-level await: the image's bundle is CommonJS (image/bundle.sh). A rejection ends the
+// process as an uncaught error (exit 1); a main() that never settles still exits 13, as an unsettled top-level
+// await would, so a command that stopped without finishing never looks like a clean stop.
+let settled = false;
+process.once("exit", () => {
+  if (settled || process.exitCode !== undefined) return;
+  console.error("cni-repair: the command ended without finishing (exit 13)");
+  process.exitCode = 13;
+});
+main().then(
+  (code) => {
+    settled = true;
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    settled = true;
+    throw error;
+  },
+);
