@@ -25,8 +25,8 @@ export function readWatchFrames(
   onEvent: WatchEventHandler,
 ): Promise<void> {
   return readBody(body, onChunk, ({ stop, stopped }) => {
-    // A frame its chunk did not finish: copied once into a buffer of its whole length as its bytes come (a 15 KB
-    // pod in 16 KB HTTP/2 chunks is most often cut in two), not kept as chunks and joined again at its end.
+    // A frame its chunk did not finish: copied once into a buffer of its whole length as its bytes come (most of an
+    // injected pod's frames straddle chunks), not kept as chunks and joined again at its end.
     let partial: Buffer | undefined;
     let filled = 0;
     // The first bytes of a length prefix a chunk's end cut (fewer than 4).
