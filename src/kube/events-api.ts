@@ -36,7 +36,7 @@ export async function createEvent(
 ): Promise<void> {
   const { name, uid } = subject;
   const namespace = subject.namespace ?? "default";
-  await transport.request(
+  await transport.requestBytes(
     "create",
     "POST",
     `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,

@@ -137,7 +137,7 @@ export async function deletePod(
   options: { dryRun: boolean },
 ): Promise<void> {
   // dryRun goes in the body: the API server ignores DELETE query parameters when a body is present.
-  await transport.request("delete", "DELETE", podPath(pod.namespace, pod.name), {
+  await transport.requestBytes("delete", "DELETE", podPath(pod.namespace, pod.name), {
     accept: METADATA_ONLY,
     body: { apiVersion: "v1", kind: "DeleteOptions", preconditions, ...(options.dryRun && { dryRun: ["All"] }) },
   });
@@ -154,7 +154,7 @@ export async function labelPodViaStatus(
   /** null removes the label. */
   labels: Record<string, string | null>,
 ): Promise<void> {
-  await transport.request("patch", "PATCH", `${podPath(pod.namespace, pod.name)}/status`, {
+  await transport.requestBytes("patch", "PATCH", `${podPath(pod.namespace, pod.name)}/status`, {
     body: { metadata: { resourceVersion, labels } },
     contentType: "application/merge-patch+json",
     accept: METADATA_ONLY,

@@ -108,7 +108,10 @@ export class KubeTransport {
     };
   }
 
-  /** A request whose answer is returned as bytes with its Content-Type (for protobuf); non-2xx throw ApiError. */
+  /**
+   * A request whose answer is returned as bytes with its Content-Type: protobuf, or a write whose answer is not read
+   * (left unparsed); non-2xx throw ApiError.
+   */
   async requestBytes(verb: Verb, method: string, path: string, options: RequestOptions = {}): Promise<BytesResponse> {
     const answer = await this.#send(verb, method, path, options);
     return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), bytes: answer.bytes };

@@ -6,6 +6,7 @@
 // ever sent.
 import type { NodeFacts, Taint } from "../informer/node-facts.js";
 import { ApiError } from "../kube/api-error.js";
+import { METADATA_ONLY } from "../kube/metadata-only.js";
 import type { KubeTransport } from "../kube/transport.js";
 import { applyEdit, type TaintEdit } from "./taint-edit.js";
 
@@ -36,7 +37,8 @@ export async function patchTaints(transport: KubeTransport, judged: NodeFacts, e
   const next = applyEdit(judged.taints, edit);
   if (next === undefined) return { kind: "unchanged" };
   try {
-    await transport.request("patch", "PATCH", nodePath(judged.name), {
+    await transport.requestBytes("patch", "PATCH", nodePath(judged.name), {
+      accept: METADATA_ONLY,
       body: taintPatch(judged, next),
       contentType: "application/json-patch+json",
     });
