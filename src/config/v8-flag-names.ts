@@ -3,7 +3,15 @@
 import { execFileSync } from "node:child_process";
 
 /** The names the installs pass: known without asking V8 (asking costs a second node process, ~40 ms). */
-const INSTALLED = new Set(["opt", "turbofan", "maglev", "sparkplug", "lite-mode", "max-lazy"]);
+export const INSTALLED_V8_FLAGS: ReadonlySet<string> = new Set([
+  "opt",
+  "turbofan",
+  "maglev",
+  "sparkplug",
+  "lite-mode",
+  "max-lazy",
+  "invocation-count-for-turbofan",
+]);
 
 let listed: ReadonlySet<string> | undefined;
 
@@ -21,7 +29,7 @@ export function listedV8Flags(options: string): ReadonlySet<string> {
 /** Whether V8 takes the flag; only a name the installs do not pass runs `node --v8-options` (once). */
 export function isV8Flag(flag: string): boolean {
   const name = v8FlagName(flag);
-  if (INSTALLED.has(name)) return true;
+  if (INSTALLED_V8_FLAGS.has(name)) return true;
   listed ??= listedV8Flags(execFileSync(process.execPath, ["--v8-options"], { encoding: "utf8" }));
   return listed.has(name);
 }

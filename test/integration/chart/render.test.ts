@@ -454,7 +454,7 @@ describe("chart: helm lint, schema and template", function () {
     expect(await flagsOf()).to.deep.equal({
       command: ["/usr/local/bin/node", "--no-memory-reducer", "/app/dist/src/cli/main.js"],
       nodeFlags: ["--no-memory-reducer"],
-      v8Flags: "--no-opt,--no-maglev",
+      v8Flags: "--no-opt,--no-maglev,--invocation-count-for-turbofan=400",
       afterSync: "--maglev",
     });
     expect((await flagsOf({ "sizing.daemonSet.v8FlagsAfterSync": "null" })).afterSync).to.equal(undefined);
@@ -466,7 +466,9 @@ describe("chart: helm lint, schema and template", function () {
     );
     expect((await flagsOf({ nodeFlags: "{--stack-size=2000}" })).nodeFlags).to.deep.equal(["--stack-size=2000"]);
     expect((await flagsOf({ v8Flags: "{--no-opt}" })).v8Flags).to.equal("--no-opt");
-    expect((await flagsOf({ v8Flags: "null" })).v8Flags).to.equal("--no-opt,--no-maglev");
+    expect((await flagsOf({ v8Flags: "null" })).v8Flags).to.equal(
+      "--no-opt,--no-maglev,--invocation-count-for-turbofan=400",
+    );
     expect((await flagsOf({ "sizing.daemonSet.v8Flags": "null" })).v8Flags).to.equal(undefined);
     const cluster = controllerContainer(await renderChart("cluster"));
     expect(cluster.command).to.equal(undefined);

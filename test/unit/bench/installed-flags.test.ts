@@ -29,7 +29,7 @@ describe("bench: cni-repair measured as installed", () => {
     expect(commandFlags(text)).to.deep.equal(["--no-memory-reducer"]);
     expect(installedNodeFlags("per-node")).to.deep.equal([...commandFlags(text), ...nodeOptions(text)]);
     const v8Flags = /- name: CNI_REPAIR_V8_FLAGS\n\s+value: "([^"]*)"/.exec(text)?.[1];
-    expect(v8Flags).to.equal("--no-opt,--no-maglev");
+    expect(v8Flags).to.equal("--no-opt,--no-maglev,--invocation-count-for-turbofan=400");
     const afterSync = /- name: CNI_REPAIR_V8_FLAGS_AFTER_SYNC\n\s+value: "([^"]*)"/.exec(text)?.[1];
     expect(afterSync).to.equal("--maglev");
     expect(installedV8FlagsEnv("per-node")).to.deep.equal({

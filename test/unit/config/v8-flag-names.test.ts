@@ -1,6 +1,7 @@
 // --v8-flags names a flag V8 does not know (V8 itself would only print a line and go on without it).
+import { execFileSync } from "node:child_process";
 import { expect } from "chai";
-import { isV8Flag, listedV8Flags, v8FlagName } from "../../../src/config/v8-flag-names.js";
+import { INSTALLED_V8_FLAGS, isV8Flag, listedV8Flags, v8FlagName } from "../../../src/config/v8-flag-names.js";
 
 describe("V8 flag names", () => {
   it("reads the name V8 lists a flag under: negation, value and underscores dropped", () => {
@@ -24,5 +25,10 @@ describe("V8 flag names", () => {
       expect(isV8Flag(flag), flag).to.equal(true);
     }
     expect(isV8Flag("--no-such-v8-flag")).to.equal(false);
+  });
+
+  it("takes the installs' names without asking V8 only because this Node lists each of them", () => {
+    const listed = listedV8Flags(execFileSync(process.execPath, ["--v8-options"], { encoding: "utf8" }));
+    for (const name of INSTALLED_V8_FLAGS) expect(listed.has(name), name).to.equal(true);
   });
 });
