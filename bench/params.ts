@@ -38,10 +38,18 @@ export type BenchParams = {
   readonly outDir: string;
   readonly smoke: boolean;
   /**
-   * BENCH_CANDIDATE_MAIN and/or BENCH_CANDIDATE_NODE_FLAGS: a third controller, cni-repair as changed; run as
-   * installed, like cni-repair, with these Node flags after the installed ones.
+   * BENCH_CANDIDATE_MAIN, BENCH_CANDIDATE_NODE_FLAGS and/or BENCH_CANDIDATE_ENV: a third controller, cni-repair as
+   * changed; run as installed, like cni-repair, with these Node flags after the installed ones and these variables
+   * (NAME=VALUE, space-separated) over the installed ones: e.g. an older build with the V8 flags it was installed
+   * with (CNI_REPAIR_V8_FLAGS=...).
    */
-  readonly candidate: { readonly main: string | undefined; readonly nodeFlags: readonly string[] } | undefined;
+  readonly candidate:
+    | {
+        readonly main: string | undefined;
+        readonly nodeFlags: readonly string[];
+        readonly env: Readonly<Record<string, string>>;
+      }
+    | undefined;
 };
 
 export type SideBySideParams = {
@@ -153,13 +161,26 @@ export function readParams(env: NodeJS.ProcessEnv = process.env): BenchParams {
     outDir: env.BENCH_OUT ?? "bench/results",
     smoke,
     candidate:
-      env.BENCH_CANDIDATE_MAIN || env.BENCH_CANDIDATE_NODE_FLAGS
+      env.BENCH_CANDIDATE_MAIN || env.BENCH_CANDIDATE_NODE_FLAGS || env.BENCH_CANDIDATE_ENV
         ? {
             main: env.BENCH_CANDIDATE_MAIN || undefined,
             nodeFlags: (env.BENCH_CANDIDATE_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
+            env: candidateEnv(env.BENCH_CANDIDATE_ENV ?? ""),
           }
         : undefined,
   };
+}
+
+/** BENCH_CANDIDATE_ENV's NAME=VALUE words; anything else is refused by name. */
+function candidateEnv(text: string): Record<string, string> {
+  const words = text.split(" ").filter((word) => word !== "");
+  return Object.fromEntries(
+    words.map((word) => {
+      const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word);
+      if (!match) throw new Error(`BENCH_CANDIDATE_ENV: expected NAME=VALUE words, got ${JSON.stringify(word)}`);
+      return [match[1], match[2]];
+    }),
+  );
 }
 
 function readOutage(env: NodeJS.ProcessEnv, smoke: boolean, rounds: number, sidePods: number): OutageParams {

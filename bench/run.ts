@@ -49,9 +49,13 @@ const ourFlags = detectOurFlags();
 const candidate = params.candidate && {
   main: params.candidate.main ?? OUR_MAIN,
   nodeFlags: params.candidate.nodeFlags,
+  env: params.candidate.env,
 };
 const kinds: ControllerKind[] = candidate ? ["cni-repair", "candidate", "baseline"] : ["cni-repair", "baseline"];
-if (candidate) progress(`candidate: ${candidate.main} ${candidate.nodeFlags.join(" ")}`);
+if (candidate) {
+  const env = Object.entries(candidate.env).map(([name, value]) => `${name}=${value}`);
+  progress(`candidate: ${[candidate.main, ...candidate.nodeFlags, ...env].join(" ")}`);
+}
 const skips = new Skips(progress);
 const istio = findIstioRepair();
 const istioRepair = istio.binary;

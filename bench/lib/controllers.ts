@@ -14,7 +14,12 @@ import { ProbedProcess } from "./probed-process.js";
 export type ControllerKind = "cni-repair" | "candidate" | "baseline" | "istio";
 
 /** A cni-repair variant measured side by side with the real one. */
-export type Candidate = { readonly main: string; readonly nodeFlags: readonly string[] };
+export type Candidate = {
+  readonly main: string;
+  readonly nodeFlags: readonly string[];
+  /** Over the installed environment (e.g. the V8 flags an older build was installed with). */
+  readonly env?: Readonly<Record<string, string>>;
+};
 
 /** cni-repair as the image carries it: bundled (`make bundle`, image/bundle.sh). */
 export const OUR_MAIN = fileURLToPath(new URL("../../bundle/dist/src/cli/main.js", import.meta.url));
@@ -168,7 +173,9 @@ export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeco
     env: {
       PATH: process.env.PATH ?? "",
       ...options.inClusterEnv,
-      ...(options.kind === "candidate" ? knownTo(main, installedEnv(options, main)) : installedEnv(options, main)),
+      ...(options.kind === "candidate"
+        ? { ...knownTo(main, installedEnv(options, main)), ...options.candidate?.env }
+        : installedEnv(options, main)),
     },
     nodeFlags: [
       ...installedFlags(options),

@@ -38,6 +38,14 @@ describe("bench: parameters", () => {
     expect(readParams({ BENCH_SIZES: "none" })).to.deep.include({ sizes: [], pods: 0 });
   });
 
+  it("takes a candidate's variables as NAME=VALUE words, and names a word that is not one", () => {
+    const { candidate } = readParams({ BENCH_CANDIDATE_ENV: " CNI_REPAIR_V8_FLAGS=--no-opt,--no-maglev  X=a=b " });
+    expect(candidate?.env).to.deep.equal({ CNI_REPAIR_V8_FLAGS: "--no-opt,--no-maglev", X: "a=b" });
+    expect(candidate?.nodeFlags).to.deep.equal([]);
+    expect(readParams({}).candidate).to.equal(undefined);
+    expect(() => readParams({ BENCH_CANDIDATE_ENV: "--no-opt" })).to.throw(/BENCH_CANDIDATE_ENV.*"--no-opt"/);
+  });
+
   it("names a value that is not a count", () => {
     expect(() => readParams({ BENCH_OUTAGE_NODES: "ten" })).to.throw(/BENCH_OUTAGE_NODES=ten/);
   });
