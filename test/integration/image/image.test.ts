@@ -103,7 +103,7 @@ describe("image: the amd64 image under podman, as the kubelet would run it", fun
     const spec = controllerContainer(await renderOverlay("per-node"));
     const { env } = podCommand(spec, { namespace: INSTALL.namespace, nodeName: "node-a", podName: POD_NAME });
     expect(env.CNI_REPAIR_V8_FLAGS, "the DaemonSet's compiler flags, set after loading").to.equal(
-      "--no-opt,--no-maglev",
+      "--no-opt,--no-maglev,--invocation-count-for-turbofan=400",
     );
     // No credentials: `run` loads its modules, then exits 1 before any request.
     const started = await podman.run(
