@@ -129,11 +129,11 @@ build: deps ## Compile TypeScript (src, test, bench) into dist/
 
 # The app as the image carries it (image/bundle.sh), for the benchmarks: dist/bundle/dist/src/cli/main.js.
 .PHONY: bundle
-bundle: build ## Bundle dist/src as the image does, with its compile cache, into dist/bundle/ (the benchmarks run it)
+bundle: build ## Bundle dist/src as the image does, with its code cache, into dist/bundle/ (the benchmarks run it)
 	image/bundle.sh dist/bundle
 	cp package.json dist/bundle/
 	cp dist/revision dist/bundle/dist/revision
-	image/compile-cache.sh dist/bundle
+	image/code-cache.sh dist/bundle
 
 .PHONY: lint
 lint: deps ## Lint and check formatting (Biome); no import cycle between folders of src/ (dependency-cruiser)

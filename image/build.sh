@@ -6,7 +6,7 @@
 #
 # Layers, from the least to the most often changed (the app's two are the same blobs in both architectures):
 #   1 base: files of the pinned Debian packages + passwd/group (base-layers.sh)   2 node: /usr/local/bin/node
-#   3 /app/node_modules (npm ci --omit=dev)     4 /app/dist/src (bundled) + package.json + compile-cache (compile-cache.sh)
+#   3 /app/node_modules (npm ci --omit=dev)     4 /app/dist/src (bundled) + package.json + its code cache (code-cache.sh)
 #
 # Environment (the Makefile sets them): VERSION, NODE_VERSION, GIT_REVISION, IMAGE_SOURCE, SOURCE_DATE_EPOCH, IMAGE_OUT,
 # CRANE_VERSION, SYFT_VERSION, IMAGE_PUSH (optional: a repository reference to push the index to, e.g. ghcr.io/org/cni-repair:1.2.3).
@@ -52,26 +52,13 @@ rm "$work/modules/app/package.json" "$work/modules/app/package-lock.json"
 "$image_dir/bundle.sh" "$work/app/app"
 cp "$repo_root/package.json" "$work/app/app/"
 echo "$GIT_REVISION" >"$work/app/app/dist/revision"
-# Node's compile cache of the app (compile-cache.sh), made in the image's layout (/app with its node_modules) for
-# the image's user. Node keys it by its version and architecture: this Node must be the image's, and the cache
-# serves the architecture this build runs on (the other one's Node finds no cache and compiles as before).
+# V8's code cache of the app (code-cache.sh), which V8 takes only from the Node that made it: this Node must be the
+# image's. The cache serves the architecture this build runs on (the other one's start finds none and compiles).
 if [[ $(node --version) != "v$NODE_VERSION" ]]; then
-  echo "build.sh: node is $(node --version), the image's is v$NODE_VERSION: the compile cache would not match" >&2
+  echo "build.sh: node is $(node --version), the image's is v$NODE_VERSION: the code cache would not match" >&2
   exit 2
 fi
-# V8 records each module's path in its cache: made at one fixed path (one build at a time), whatever $work is,
-# so the same inputs still give the same image.
-cache_layout=/tmp/cni-repair-image-compile-cache
-exec {cache_lock}>"$cache_layout.lock"
-flock "$cache_lock"
-rm -rf "$cache_layout"
-mkdir -p "$cache_layout"
-cp -a "$work/app/app" "$cache_layout/app"
-cp -a "$work/modules/app/node_modules" "$cache_layout/app/node_modules"
-"$image_dir/compile-cache.sh" "$cache_layout/app" 65532
-mv "$cache_layout/app/compile-cache" "$work/app/app/compile-cache"
-rm -rf "$cache_layout"
-flock --unlock "$cache_lock"
+"$image_dir/code-cache.sh" "$work/app/app"
 "$image_dir/layer-tar.sh" "$work/modules" "$work/modules.tar"
 "$image_dir/layer-tar.sh" "$work/app" "$work/app.tar"
 
@@ -98,8 +85,7 @@ for arch in "${image_arches[@]}"; do
     -f "$work/$arch-base.tar" -f "$work/$arch-node.tar" -f "$work/modules.tar" -f "$work/app.tar"
   quietly "$crane" mutate "$registry:layers-$arch" -t "$registry:$arch" --set-platform "linux/$arch" \
     --user 65532:65532 --workdir /app --entrypoint /usr/local/bin/node,/app/dist/src/cli/main.js \
-    --env NODE_ENV=production --env PATH=/usr/local/bin \
-    --env NODE_COMPILE_CACHE=/app/compile-cache --env NODE_COMPILE_CACHE_PORTABLE=1 --exposed-ports 8080/tcp "${labels[@]}"
+    --env NODE_ENV=production --env PATH=/usr/local/bin --exposed-ports 8080/tcp "${labels[@]}"
   manifests+=(-m "$registry:$arch")
 done
 quietly "$crane" index append "${manifests[@]}" -t "$registry:$VERSION"

@@ -121,8 +121,9 @@ const installedFlags = (options: Pick<StartOptions, "nodeName">): readonly strin
   installedNodeFlags(options.nodeName ? "per-node" : "cluster");
 
 /**
- * What the image and the manifests put in cni-repair's environment for its start: the mode's --v8-flags, and the
- * compile cache beside the bundle (image/compile-cache.sh; the image sets the same two variables for /app).
+ * What the image and the manifests put in cni-repair's environment for its start: the mode's --v8-flags. A bundle
+ * finds its code cache beside it (src/boot/code-cache.ts); one built before that (a candidate) had Node's compile
+ * cache beside it instead, with the two variables its image set.
  */
 function installedEnv(options: Pick<StartOptions, "nodeName">, main: string): Record<string, string> {
   const cache = join(dirname(main), "../../../compile-cache");
@@ -169,7 +170,7 @@ export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeco
   return new ProbedProcess({
     script: main,
     args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
-    // A candidate runs as installed too (its compile cache, the mode's V8 flags), its own Node flags after those.
+    // A candidate runs as installed too (its code or compile cache, the mode's V8 flags), its own Node flags after those.
     env: {
       PATH: process.env.PATH ?? "",
       ...options.inClusterEnv,

@@ -602,7 +602,7 @@ export function flagTable(presets: Presets) {
       item: v8Flag,
       help:
         "V8 flags (comma-separated, e.g. --no-opt,--no-maglev) set once the controller's modules are loaded. The " +
-        "same flags given to node itself would make V8 refuse Node's built-in code cache and the image's compile " +
+        "same flags given to node itself would make V8 refuse Node's built-in code cache and the image's code " +
         "cache (both are checked against V8's flags), so every start would compile those modules afresh.",
     }),
     "v8-flags-after-sync": listFlag({
