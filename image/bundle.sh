@@ -25,6 +25,7 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: image/bundle.sh <app-dir>}
 [[ -f "$repo_root/dist/src/cli/main.js" ]] || { echo "bundle.sh: dist/src is missing: run make build first" >&2; exit 1; }
+# compile-cache: Node's cache an older bundle.sh run left here (the bench would still point Node at it).
 rm -rf "$out/dist/src" "$out/compile-cache"
 bundle() {
   "$repo_root/node_modules/.bin/esbuild" "$1" \

@@ -40,7 +40,8 @@ export class InClusterCredentials implements ClusterCredentials {
     this.server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
     this.#tokenFile = join(dir, "token");
     this.#caFile = join(dir, "ca.crt");
-    // Without ca.crt the system's CAs verify the server, as client-go does.
+    // Without ca.crt Node's default roots verify the server: with the chart's --use-openssl-ca (sizing.*.nodeOptions)
+    // those are the image's /etc/ssl, the system's CAs, as client-go's.
     this.tls = existsSync(this.#caFile) ? { ca: readFileSync(this.#caFile) } : {};
     this.namespace = readTrimmed(join(dir, "namespace")) || undefined;
   }
