@@ -49,3 +49,21 @@ export async function policyInForce(probe: () => Promise<{ code: number }>): Pro
     intervalMs: 250,
   });
 }
+
+/**
+ * Dry-run deletes until each named pod gets its code. After a reinstall under the same name the API server's policy
+ * informer may enforce the previous install's policy for a while (one probe refused by either proves nothing).
+ */
+export async function answersInForce(
+  expected: Readonly<Record<string, number>>,
+  dryRunDelete: (name: string) => Promise<{ code: number }>,
+): Promise<void> {
+  const answered = async () => {
+    for (const [name, code] of Object.entries(expected)) if ((await dryRunDelete(name)).code !== code) return false;
+    return true;
+  };
+  await waitFor(`dry-run deletes answered ${JSON.stringify(expected)}`, answered, {
+    timeoutMs: 20_000,
+    intervalMs: 250,
+  });
+}

@@ -4,7 +4,7 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { parseConfig } from "../../src/config/config.js";
-import { auditedActions, deniedBy, podActions } from "./admission.js";
+import { answersInForce, auditedActions, deniedBy, podActions } from "./admission.js";
 import { createAmbientPod, DATAPLANE_MODE } from "./ambient-pods.js";
 import { createPodInState } from "./broken-pods.js";
 import type { ControlPlane } from "./control-plane.js";
@@ -60,19 +60,13 @@ export async function expectPolicyFollowsPresets(
   await api.createNamespacedPod({ namespace, body: meshedPod({ namespace, name: "probe", mesh: "none" }) });
   for (const mesh of MESHES) await createBrokenPod(api, namespace, mesh);
   const actions = podActions(plane, token, namespace);
-  // The API server loads policies through an informer: after a reinstall under the same name it may still enforce
-  // the previous install's presets. Dry runs (which change nothing) until every pod gets this install's answer.
-  const inForce = async (): Promise<boolean> => {
-    if (!(await actions.remove("probe", true)).message.includes(deniedBy(POLICY))) return false;
-    for (const mesh of MESHES) {
-      if ((await actions.remove(mesh, true)).code !== (presets.includes(mesh) ? 200 : 403)) return false;
-    }
-    return true;
-  };
-  await waitFor(`the meshed-pods policy of ${presets.join("+")} to be enforced`, inForce, {
-    timeoutMs: 20_000,
-    intervalMs: 250,
-  });
+  await waitFor(
+    "the meshed-pods policy to refuse a pod of no mesh",
+    async () => (await actions.remove("probe", true)).message.includes(deniedBy(POLICY)),
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
+  const codes = Object.fromEntries(MESHES.map((mesh) => [mesh, presets.includes(mesh) ? 200 : 403]));
+  await answersInForce(codes, (name) => actions.remove(name, true));
 
   const expected: string[] = [];
   for (const mesh of MESHES) {

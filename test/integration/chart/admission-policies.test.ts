@@ -3,7 +3,7 @@
 // token which pods it may delete. Also the values that turn them off, and the custom rule that cannot have them.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
+import { answersInForce, auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { chartDir, IMAGE_VALUES, renderChart, runHelm, setValues } from "../../harness/helm.js";
 import { kubectl } from "../../harness/kubectl.js";
@@ -105,24 +105,7 @@ describe("chart: admission policies", function () {
       await pod(ambientNamespace, "opted-out", { labels: { "istio.io/dataplane-mode": "none" } });
       await pod(excludedNamespace, "excluded", { labels: { "istio.io/dataplane-mode": "ambient" } });
 
-      const codes: Record<string, number> = {};
-      const messages: string[] = [];
-      for (const [ns, name] of [
-        [namespace, "linkerd"],
-        [namespace, "istio"],
-        [namespace, "ambient-label"],
-        [namespace, "custom"],
-        [namespace, "custom-half"],
-        [namespace, "custom-wrong-value"],
-        [ambientNamespace, "in-ambient-namespace"],
-        [ambientNamespace, "opted-out"],
-        [excludedNamespace, "excluded"],
-      ] as const) {
-        const outcome = await podActions(plane, token, ns).remove(name);
-        codes[name] = outcome.code;
-        if (outcome.code === 403) messages.push(outcome.message);
-      }
-      expect(codes).to.deep.equal({
+      const expected: Record<string, number> = {
         linkerd: 200,
         // The istio preset is not enabled in this install.
         istio: 403,
@@ -133,7 +116,22 @@ describe("chart: admission policies", function () {
         "in-ambient-namespace": 200,
         "opted-out": 403,
         excluded: 403,
-      });
+      };
+      const namespaceOf = (name: string) =>
+        ({ "in-ambient-namespace": ambientNamespace, "opted-out": ambientNamespace, excluded: excludedNamespace })[
+          name
+        ] ?? namespace;
+      const remove = (name: string, dryRun = false) => podActions(plane, token, namespaceOf(name)).remove(name, dryRun);
+      await answersInForce(expected, (name) => remove(name, true));
+
+      const codes: Record<string, number> = {};
+      const messages: string[] = [];
+      for (const name of Object.keys(expected)) {
+        const outcome = await remove(name);
+        codes[name] = outcome.code;
+        if (outcome.code === 403) messages.push(outcome.message);
+      }
+      expect(codes).to.deep.equal(expected);
       for (const message of messages) {
         expect(message).to.include(deniedBy("cni-repair-meshed-pods"));
         expect(message).to.include("label linkerd.io/control-plane-ns (linkerd)");

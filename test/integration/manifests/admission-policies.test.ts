@@ -3,7 +3,7 @@
 // to its pod on node A, as the kubelet projects it). The audit log is the ground truth of what the server answered.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
-import { auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
+import { answersInForce, auditedActions, deniedBy, podActions, policyInForce } from "../../harness/admission.js";
 import { outcomeOf } from "../../harness/api-errors.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createControllerPod, deleteControllerPod, ensureNode } from "../../harness/controller-pod.js";
@@ -130,6 +130,9 @@ describe("manifests: admission policies hold the controller's ServiceAccount to 
       await createPodInState(api, { namespace, name: "broken-istio" });
       await createPodInState(api, { namespace, name: "broken-linkerd", mesh: "linkerd" });
       const actions = podActions(plane, token, namespace);
+      await answersInForce({ plain: 403, "broken-istio": 200, "broken-linkerd": 403 }, (name) =>
+        actions.remove(name, true),
+      );
 
       const deletePlain = await actions.remove("plain");
       const labelPlain = await actions.label("plain");
