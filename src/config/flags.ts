@@ -288,7 +288,8 @@ export function flagTable(presets: Presets) {
       min: 1_000,
       help:
         "A watch with no byte (event or bookmark; the API server sends a bookmark about once a minute) for this long " +
-        "is dead and restarted, with a warning; /healthz fails once no answer at all has come from the API server for " +
+        "is dead and restarted from where it was, with a warning (a quiet watch left by a streamed list, which gets " +
+        "no bookmark, is resumed without one); /healthz fails once no answer at all has come from the API server for " +
         "twice this long.",
     }),
     "http-address": stringFlag({

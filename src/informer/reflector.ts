@@ -4,7 +4,7 @@
 // An explicit state machine with one transition function (step):
 //   list  ──ok──▶ watch(rv) ──server timeout──▶ watch(last rv)
 //     ▲              │ 410 Gone ─────────────────▶ list (diffed against the cache)
-//     │              │ stalled (no byte for stallTimeout) ─▶ watch(last rv)
+//     │              │ stalled or quiet (no byte for stallTimeout) ─▶ watch(last rv)
 //     └── wait ◀─────┘ any other error: capped exponential backoff with jitter (Retry-After honoured)
 // It never gives up; only the abort signal ends run(). A streamed list (WatchList) goes on as the watch from its end
 // bookmark (one request, as client-go's reflector reads it), and ends as a watch does.
@@ -81,6 +81,8 @@ type State =
 type WatchSession = {
   resourceVersion: string;
   events: number;
+  /** The watch a streamed list went on as, from its end bookmark (the API server sends it fewer bookmarks). */
+  readonly afterStreamedList: boolean;
   readonly openedAt: number;
   readonly handle: (event: WatchEvent) => void;
 };
@@ -199,7 +201,7 @@ export class Reflector<T> implements RunningCache {
             // stream ends here, and the watch is opened after those reads.
             if (undecodable.length > 0) return false;
             this.#applyList(listed, started);
-            onward = this.#session(resourceVersion, signal);
+            onward = this.#session(resourceVersion, signal, true);
             return true;
           },
           event: (event) => onward?.handle(event),
@@ -261,11 +263,12 @@ export class Reflector<T> implements RunningCache {
   }
 
   /** A watch from a resourceVersion: each event applied to the cache, the version moved on. */
-  #session(fromVersion: string, signal: AbortSignal): WatchSession {
+  #session(fromVersion: string, signal: AbortSignal, afterStreamedList = false): WatchSession {
     const { observer } = this.#options;
     const session: WatchSession = {
       resourceVersion: fromVersion,
       events: 0,
+      afterStreamedList,
       openedAt: performance.now(),
       handle: (event) => {
         session.events++;
@@ -303,7 +306,15 @@ export class Reflector<T> implements RunningCache {
     // From the last event applied, as JSON: the one that could not be read comes again.
     if (error instanceof ProtobufAbandoned) return { phase: "watch", resourceVersion };
     if (stalled) {
-      observer.watchRestart("stalled", new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`));
+      // After a streamed list's end bookmark the API server sends that watch no bookmark until an object of its
+      // resource changes (its watch cache drops a bookmark at the version the watch started from, once the end
+      // bookmark went out); a plain watch gets one about once a minute. So silence there is no fault: resumed as a
+      // plain watch from the same version, quietly. A plain watch that goes silent is restarted as stalled.
+      const quiet = session.afterStreamedList && session.events === 0;
+      observer.watchRestart(
+        quiet ? "quiet" : "stalled",
+        new Error(`no byte from the API server for ${this.#options.stallTimeoutMs} ms`),
+      );
       return { phase: "watch", resourceVersion };
     }
     this.#heardIfAnswered(error);

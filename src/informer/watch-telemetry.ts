@@ -2,7 +2,7 @@
 // and when it last heard from the API server, each by the watch's `resource` label, so a busy watch (nodes) cannot
 // hide a quiet or stuck one (pods).
 import type { Logger } from "../observe/logger.js";
-import { initWatchSeries, type Metrics, type WatchResource } from "../observe/metrics.js";
+import { initWatchSeries, type Metrics, type WatchResource, type WatchRestartReason } from "../observe/metrics.js";
 import { messageOf, stackOf } from "../util/message-of.js";
 import type { ReflectorObserver } from "./reflector.js";
 
@@ -12,6 +12,9 @@ export type WatchHooks = {
   /** A list or watch failed (the reflector retries regardless); scan gives up on the first. */
   readonly failed?: ((error: unknown) => void) | undefined;
 };
+
+/** Restarts the API server's own ways cause (a watch's timeout, a quiet one after a streamed list): no warning. */
+const ROUTINE_RESTARTS: ReadonlySet<WatchRestartReason> = new Set(["timeout", "quiet"]);
 
 export function watchTelemetry(
   metrics: Metrics,
@@ -45,7 +48,7 @@ export function watchTelemetry(
     watchRestart: (reason, error) => {
       metrics.watchRestarts.inc({ resource, reason });
       const fields = { reason, ...(error !== undefined && { error: messageOf(error) }) };
-      if (reason === "timeout") log.debug("watch restarted", fields);
+      if (ROUTINE_RESTARTS.has(reason)) log.debug("watch restarted", fields);
       else log.warn("watch restarted", fields);
       if (reason === "error" || reason === "gone") hooks.failed?.(error);
     },

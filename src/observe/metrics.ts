@@ -20,8 +20,12 @@ export type RepairType = (typeof REPAIR_TYPES)[number];
 export const REPAIR_RESULTS = ["success", "fail", "skip", "dry_run", "throttled"] as const;
 export type RepairResult = (typeof REPAIR_RESULTS)[number];
 
-/** timeout: the server closed the watch normally; gone: 410 (resourceVersion too old); stalled: no event or bookmark in time. */
-export const WATCH_RESTART_REASONS = ["timeout", "gone", "error", "stalled"] as const;
+/**
+ * timeout: the server closed the watch normally; gone: 410 (resourceVersion too old); stalled: no event or bookmark in
+ * time; quiet: a watch that went on from a streamed list heard nothing in time, which is the API server's way with a
+ * resource that has not changed (reflector.ts), and is resumed as a plain watch.
+ */
+export const WATCH_RESTART_REASONS = ["timeout", "gone", "error", "stalled", "quiet"] as const;
 export type WatchRestartReason = (typeof WATCH_RESTART_REASONS)[number];
 
 export const WATCH_EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"] as const;

@@ -228,6 +228,7 @@ describe("monitoring: dashboard and alerts on a real Prometheus", function () {
       "gone",
       "error",
       "stalled",
+      "quiet",
     );
     expect((await panel("Event write failures / A")).map((s) => s.metric)).to.deep.equal([
       { cluster: CLUSTER, namespace: "cni-repair" },

@@ -19,7 +19,11 @@ const END = event("BOOKMARK", {
   metadata: { resourceVersion: "10", annotations: { "k8s.io/initial-events-end": "true" } },
 });
 
-async function run(streams: ScriptedWatch[], until: (store: FactsStore<Facts>, dials: number) => boolean) {
+async function run(
+  streams: ScriptedWatch[],
+  until: (store: FactsStore<Facts>, dials: number) => boolean,
+  stallTimeoutMs = 10_000,
+) {
   const answers = [...streams];
   const { transport, calls } = scriptedTransport({
     request: () => ({ body: { items: [], metadata: { resourceVersion: "1" } } }),
@@ -43,7 +47,7 @@ async function run(streams: ScriptedWatch[], until: (store: FactsStore<Facts>, d
     pageSize: 500,
     watchList: true,
     watchTimeoutMs: 60_000,
-    stallTimeoutMs: 10_000,
+    stallTimeoutMs,
     backoff: { baseMs: 5, maxMs: 10, jitter: 0 },
     observer: {
       listed: () => {
@@ -103,5 +107,30 @@ describe("informer/Reflector: a streamed list goes on as the watch", () => {
     expect(seen.restarts).to.deep.equal(["gone"]);
     expect(seen.dials[1]?.query, "listed again by a stream").to.include({ sendInitialEvents: true });
     expect([...seen.store.values()]).to.deep.equal([{ name: "z", phase: "Running" }]);
+  });
+
+  it("silent after its end bookmark: resumed as a plain watch, as quiet; a plain watch then silent is stalled", async () => {
+    // The API server sends a stream no bookmark after its end one until its resource changes: no fault.
+    const first: ScriptedWatch = { events: [event("ADDED", pod("a", "Running", "5")), END], hang: true };
+    const second: ScriptedWatch = { events: [], hang: true };
+    const third: ScriptedWatch = { events: [event("ADDED", pod("c", "Running", "13"))], hang: true };
+    const seen = await run([first, second, third], (store) => store.get("c") !== undefined, 40);
+    expect(seen.restarts).to.deep.equal(["quiet", "stalled"]);
+    expect(seen.dials).to.have.length(3);
+    for (const dial of seen.dials.slice(1)) {
+      expect(dial.query).to.include({ resourceVersion: "10" });
+      expect(dial.query).to.not.have.property("sendInitialEvents");
+    }
+  });
+
+  it("silent after an event that followed its end bookmark: stalled, as any watch", async () => {
+    const first: ScriptedWatch = {
+      events: [event("ADDED", pod("a", "Pending", "5")), END, event("MODIFIED", pod("a", "Running", "11"))],
+      hang: true,
+    };
+    const second: ScriptedWatch = { events: [event("ADDED", pod("c", "Running", "13"))], hang: true };
+    const seen = await run([first, second], (store) => store.get("c") !== undefined, 40);
+    expect(seen.restarts).to.deep.equal(["stalled"]);
+    expect(seen.dials[1]?.query).to.include({ resourceVersion: "11" });
   });
 });

@@ -21,7 +21,7 @@ describe("observe/metrics", () => {
       expect(text).to.include(`cni_repair_broken_pods{rule="${rule}"} 0\n`);
       expect(text).to.include(`cni_repair_detections_total{rule="${rule}"} 0\n`);
     }
-    for (const reason of ["timeout", "gone", "error", "stalled"]) {
+    for (const reason of ["timeout", "gone", "error", "stalled", "quiet"]) {
       expect(text).to.include(`cni_repair_watch_restarts_total{resource="pods",reason="${reason}"} 0\n`);
     }
     for (const type of ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]) {
