@@ -3,14 +3,14 @@
 // bookmark went out), while a plain watch hears one about once a minute. So the controller, at its defaults but for a
 // stall timeout just over that minute, resumes such a watch as a plain one, quietly, and nothing is ever restarted
 // as stalled or warned about. The audit log (which records pod requests) shows the CNI agent pods' watch resumed:
-// no initial events, from the end bookmark's version.
+// no initial events, from the end bookmark's version. A control plane of its own: on the shared one another test's
+// leftovers may change pods or DaemonSets meanwhile, and a watch that hears them is not quiet.
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import type { AuditEvent } from "../../harness/audit-log.js";
-import type { ControllerProcess } from "../../harness/controller-process.js";
-import { controlPlane } from "../../harness/shared-control-plane.js";
+import { ControlPlane } from "../../harness/control-plane.js";
+import { ControllerProcess } from "../../harness/controller-process.js";
 import { waitFor } from "../../harness/wait.js";
-import { controllerTest } from "./start.js";
 
 /** Just over the API server's bookmark heartbeat (a minute): a plain watch is never this quiet. */
 const STALL_SECONDS = 70;
@@ -33,8 +33,8 @@ async function byLabel(controller: ControllerProcess, name: string, label: strin
 }
 
 /** The watches of the CNI agent's pods the API server started answering since `sinceMs`, in order. */
-function agentPodWatches(sinceMs: number): AuditEvent[] {
-  return readFileSync(controlPlane().auditLogPath, "utf8")
+function agentPodWatches(plane: ControlPlane, sinceMs: number): AuditEvent[] {
+  return readFileSync(plane.auditLogPath, "utf8")
     .split("\n")
     .filter((line) => line.includes('"verb":"watch"') && line.includes(`k8s-app%3D${AGENT}`))
     .map((line) => JSON.parse(line) as AuditEvent)
@@ -44,18 +44,28 @@ function agentPodWatches(sinceMs: number): AuditEvent[] {
 
 describe("a quiet watch after a streamed list (WatchList)", function () {
   this.timeout((3 * STALL_SECONDS + 60) * 1000);
-  const t = controllerTest();
+  let plane: ControlPlane | undefined;
+  let controller: ControllerProcess | undefined;
+
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed" && controller) console.log(controller.output());
+    if (controller) expect(await controller.stop(), "controller exit code").to.equal(0);
+    await plane?.stop();
+    controller = undefined;
+    plane = undefined;
+  });
 
   it("is resumed as a plain watch without a warning, which hears the server's bookmarks: nothing stalls", async () => {
+    plane = await ControlPlane.start();
     const startedMs = Date.now() - 1000;
-    // The agent gate and Istio's settings at their defaults: their watches are the quiet ones.
-    const controller = await t.start([
-      "--cni-agent-gate=on",
-      "--istio-repair=auto",
-      `--watch-stall-timeout=${STALL_SECONDS}s`,
-    ]);
-    const restarts = (reason: string) => byLabel(controller, "cni_repair_watch_restarts_total", "resource", { reason });
-    const bookmarks = () => byLabel(controller, "cni_repair_watch_events_total", "resource", { type: "BOOKMARK" });
+    // At the defaults but for the stall timeout and election (one controller): the agent gate and Istio's settings
+    // on, whose watches are the quiet ones.
+    controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${plane.kubeconfigPath}`, "--leader-elect=false", `--watch-stall-timeout=${STALL_SECONDS}s`],
+    });
+    const running = controller;
+    const restarts = (reason: string) => byLabel(running, "cni_repair_watch_restarts_total", "resource", { reason });
+    const bookmarks = () => byLabel(running, "cni_repair_watch_events_total", "resource", { type: "BOOKMARK" });
 
     await waitFor(
       "the DaemonSet's streamed list to be resumed as a quiet watch",
@@ -88,7 +98,7 @@ describe("a quiet watch after a streamed list (WatchList)", function () {
     const warned = controller.logsWith("watch restarted").filter((line) => line.level === "warn");
     expect(warned, "warnings of a restarted watch").to.deep.equal([]);
 
-    const [streamed, resumed, ...later] = agentPodWatches(startedMs);
+    const [streamed, resumed, ...later] = agentPodWatches(plane, startedMs);
     expect(streamed?.requestURI).to.include("sendInitialEvents=true");
     expect(resumed?.requestURI).to.not.include("sendInitialEvents");
     expect(resumed?.requestURI).to.match(/resourceVersion=\d+/);
