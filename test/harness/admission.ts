@@ -44,10 +44,7 @@ export function auditedActions(plane: ControlPlane, namespace: string): { line: 
  * refused, it may not enforce them yet. A dry run changes nothing either way.
  */
 export async function policyInForce(probe: () => Promise<{ code: number }>): Promise<void> {
-  await waitFor("the admission policies to be enforced", async () => (await probe()).code === 403, {
-    timeoutMs: 20_000,
-    intervalMs: 250,
-  });
+  await answersInForce({ probe: 403 }, probe);
 }
 
 /**
