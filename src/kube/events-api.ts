@@ -50,7 +50,7 @@ export async function createEvent(
         // eventTime needs microsecond precision in RFC 3339.
         eventTime: now.toISOString().replace(/Z$/, "000Z"),
         reportingController: REPORTING_CONTROLLER,
-        reportingInstance: `${REPORTING_CONTROLLER}-${hostname()}`.slice(0, 128),
+        reportingInstance: reportingInstance(),
         action: event.action,
         reason: event.reason,
         type: event.type,
@@ -66,6 +66,13 @@ export async function createEvent(
     },
   );
 }
+
+/** Read once: os.hostname() is a system call, and the pod's name does not change while it runs. */
+let instance: string | undefined;
+const reportingInstance = (): string => {
+  instance ??= `${REPORTING_CONTROLLER}-${hostname()}`.slice(0, 128);
+  return instance;
+};
 
 // Random once per process, not per Event (a draw was ~5% of an Event's CPU); the counter tells this process's apart.
 const processTag = randomBytes(3).toString("hex");

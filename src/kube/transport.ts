@@ -10,6 +10,7 @@ import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import type { Connections } from "./dispatch.js";
 import { Http2Connections } from "./http2-connections.js";
 import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
+import { type Query, RequestTargets } from "./request-target.js";
 import { dispatchStreaming, type StreamedResponse, type WatchBody } from "./streamed-response.js";
 import { undiciConnections } from "./undici-connections.js";
 import { dispatchWhole, type WholeResponse } from "./whole-response.js";
@@ -17,7 +18,7 @@ import { dispatchWhole, type WholeResponse } from "./whole-response.js";
 export type Verb = "list" | "watch" | "get" | "create" | "update" | "delete" | "patch";
 
 export type RequestOptions = {
-  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly query?: Query;
   readonly body?: unknown;
   readonly contentType?: string;
   /** The Accept header; plain JSON when omitted. */
@@ -65,6 +66,8 @@ export class KubeTransport {
   readonly #reload: (() => ClusterCredentials) | undefined;
   readonly #connectionCheckMs: number;
   #connections: Connections | undefined;
+  /** Parsed at the first request, as the URL of each request was before. */
+  #targets: RequestTargets | undefined;
   #headers: Record<string, string> = {};
   #headersReadAt = Number.NEGATIVE_INFINITY;
   /** Bumped each time the credentials are read, so a 401 can tell which credentials it answered. */
@@ -122,26 +125,25 @@ export class KubeTransport {
    * no promise per chunk (a WHATWG body's for-await cost ~100 µs of CPU per event) and no Node stream either.
    */
   async stream(path: string, options: RequestOptions = {}): Promise<WatchResponse> {
-    const url = new URL(this.server + path);
-    const { headers, connections, credentials } = await this.#prepare(url, options);
+    const { targets, headers, connections, credentials } = await this.#prepare(options);
     let answer: StreamedResponse;
     try {
       // No timeout: the reader's stall watchdog, armed at the dial and at every chunk, is the stream's one deadline
       // (informer/stall-watchdog.ts).
       answer = await dispatchStreaming(
         connections,
-        { origin: url.origin, path: url.pathname + url.search, method: "GET", headers },
+        { origin: targets.origin, path: targets.target(path, options.query), method: "GET", headers },
         options.signal,
       );
     } catch (error) {
-      throw this.#noResponse("watch", "GET", url, error, options.signal);
+      throw this.#noResponse("watch", "GET", targets.pathOf(path), error, options.signal);
     }
     this.#answered("watch", answer.statusCode, credentials);
     if (answer.statusCode >= 200 && answer.statusCode < 300) {
       return { status: answer.statusCode, contentType: contentTypeOf(answer.headers), body: answer.body };
     }
     const bytes = Buffer.from(await answer.body.arrayBuffer().catch(() => new ArrayBuffer(0)));
-    throw this.#errorOf("GET", url, answer.statusCode, answer.headers, bytes);
+    throw this.#errorOf("GET", targets.pathOf(path), answer.statusCode, answer.headers, bytes);
   }
 
   /** Closes the connections once their requests are done. */
@@ -151,15 +153,14 @@ export class KubeTransport {
 
   /** Sends the request and returns a 2xx answer; other answers throw ApiError. */
   async #send(verb: Verb, method: string, path: string, options: RequestOptions): Promise<WholeResponse> {
-    const url = new URL(this.server + path);
-    const { headers, connections, credentials } = await this.#prepare(url, options);
+    const { targets, headers, connections, credentials } = await this.#prepare(options);
     let answer: WholeResponse;
     try {
       answer = await dispatchWhole(
         connections,
         {
-          origin: url.origin,
-          path: url.pathname + url.search,
+          origin: targets.origin,
+          path: targets.target(path, options.query),
           method,
           headers,
           body: options.body === undefined ? null : JSON.stringify(options.body),
@@ -167,33 +168,33 @@ export class KubeTransport {
         { signal: options.signal, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
       );
     } catch (error) {
-      throw this.#noResponse(verb, method, url, error, options.signal);
+      throw this.#noResponse(verb, method, targets.pathOf(path), error, options.signal);
     }
     this.#answered(verb, answer.statusCode, credentials);
     if (answer.statusCode >= 200 && answer.statusCode < 300) return answer;
-    throw this.#errorOf(method, url, answer.statusCode, answer.headers, answer.bytes);
+    throw this.#errorOf(method, targets.pathOf(path), answer.statusCode, answer.headers, answer.bytes);
   }
 
   /** The ApiError of a non-2xx answer from its body (a Status, JSON or protobuf). */
-  #errorOf(method: string, url: URL, status: number, headers: IncomingHttpHeaders, bytes: Buffer): ApiError {
+  #errorOf(method: string, pathname: string, status: number, headers: IncomingHttpHeaders, bytes: Buffer): ApiError {
     const text = isProtobuf(headers["content-type"]) ? protobufStatusText(bytes) : bytes.toString("utf8");
     const retryAfter = headers["retry-after"];
     return apiErrorFromResponse(
-      `${method} ${url.pathname}`,
+      `${method} ${pathname}`,
       status,
       text,
       (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
     );
   }
 
-  /** The query set on `url`, the request headers, the connections, and which credentials they carry. */
-  async #prepare(
-    url: URL,
-    options: RequestOptions,
-  ): Promise<{ headers: Record<string, string>; connections: Connections; credentials: number }> {
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
-    }
+  /** Where requests go, the request headers, the connections, and which credentials they carry. */
+  async #prepare(options: RequestOptions): Promise<{
+    targets: RequestTargets;
+    headers: Record<string, string>;
+    connections: Connections;
+    credentials: number;
+  }> {
+    this.#targets ??= new RequestTargets(this.server);
     const { headers: auth, connections } = await this.#credentialsAndConnections();
     const headers: Record<string, string> = {
       ...auth,
@@ -201,15 +202,15 @@ export class KubeTransport {
       "user-agent": this.#userAgent,
     };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
-    return { headers, connections, credentials: this.#credentials };
+    return { targets: this.#targets, headers, connections, credentials: this.#credentials };
   }
 
   /** A request that got no answer, counted; an ApiError of status 0 unless the caller aborted it. */
-  #noResponse(verb: Verb, method: string, url: URL, error: unknown, signal: AbortSignal | undefined): unknown {
+  #noResponse(verb: Verb, method: string, pathname: string, error: unknown, signal: AbortSignal | undefined): unknown {
     this.#observe(verb, "error");
     if (signal?.aborted) return error;
     const detail = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : "";
-    return new ApiError(`${method} ${url.pathname}: no response from ${this.server}: ${detail}`, {
+    return new ApiError(`${method} ${pathname}: no response from ${this.server}: ${detail}`, {
       status: 0,
       cause: error,
     });
