@@ -22,6 +22,12 @@ export type Http2Settings = {
    * failure dial afresh instead of queueing on a dead connection.
    */
   readonly pingIntervalMs: number;
+  /**
+   * How long a dial may take to its finished TLS handshake. Every request waiting for a connection waits on the one
+   * dial, and a peer that accepts TCP but never answers the handshake (a hung load balancer, a black-holed path)
+   * is not caught by TCP keep-alive: its probes are answered.
+   */
+  readonly dialTimeoutMs: number;
   /** What the server may send a stream ahead of our reads (SETTINGS_INITIAL_WINDOW_SIZE). */
   readonly streamWindowBytes: number;
   /** The same, shared by every stream of the session. */
@@ -121,7 +127,7 @@ export class Http2Connections implements Connections {
 
   /** TLS offering h2 and http/1.1; an HTTP/2 session on the socket if the server chose h2. */
   async #handshake(): Promise<Dialled> {
-    const socket = await secureSocket(this.#origin, this.#settings.tls);
+    const socket = await secureSocket(this.#origin, this.#settings.tls, this.#settings.dialTimeoutMs);
     if (this.#closed) {
       socket.destroy();
       throw new Error(`connections to ${this.#origin.origin} are closed`);
@@ -177,8 +183,11 @@ export class Http2Connections implements Connections {
   }
 }
 
-/** A TLS connection to `origin` offering HTTP/2 and HTTP/1.1, with the server's TLS settings and TCP keep-alive. */
-function secureSocket(origin: URL, tls: TlsOptions): Promise<TLSSocket> {
+/**
+ * A TLS connection to `origin` offering HTTP/2 and HTTP/1.1, with the server's TLS settings and TCP keep-alive;
+ * given up if its handshake has not finished within `timeoutMs`.
+ */
+function secureSocket(origin: URL, tls: TlsOptions, timeoutMs: number): Promise<TLSSocket> {
   // URL keeps an IPv6 literal's brackets; a socket wants the address.
   const host = origin.hostname.replace(/^\[(.*)\]$/, "$1");
   return new Promise((resolve, reject) => {
@@ -193,12 +202,18 @@ function secureSocket(origin: URL, tls: TlsOptions): Promise<TLSSocket> {
       ...(tls.servername !== undefined && { servername: tls.servername }),
     });
     socket.setKeepAlive(true, 30_000);
+    const deadline = setTimeout(
+      () => failed(new Error(`${origin.origin}: no TLS handshake within ${timeoutMs} ms of the dial`)),
+      timeoutMs,
+    );
     const failed = (error: Error) => {
+      clearTimeout(deadline);
       socket.destroy();
       reject(error);
     };
     socket.once("error", failed);
     socket.once("secureConnect", () => {
+      clearTimeout(deadline);
       socket.off("error", failed);
       resolve(socket);
     });

@@ -284,6 +284,8 @@ function connectionsTo(server: string, tls: TlsOptions, pingIntervalMs: number):
   return new Http2Connections(server, {
     tls,
     pingIntervalMs: Math.max(1_000, Math.round(pingIntervalMs)),
+    // As long as a session may go without answering a PING: one interval to send it, one to hear back.
+    dialTimeoutMs: 2 * Math.max(1_000, Math.round(pingIntervalMs)),
     streamWindowBytes: STREAM_WINDOW_BYTES,
     connectionWindowBytes: CONNECTION_WINDOW_BYTES,
     http1: () => undiciConnections(tls),

@@ -15,7 +15,13 @@ import {
   type ServerHttp2Stream,
 } from "node:http2";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
-import { type AddressInfo, createServer as createNetServer, connect as netConnect, type Server } from "node:net";
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  connect as netConnect,
+  type Server,
+  type Socket,
+} from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
@@ -261,6 +267,43 @@ describe("kube/transport: its HTTP/2 connections against misbehaving peers", fun
 
     expect((error as { cause?: { name?: string } }).cause?.name).to.equal("TimeoutError");
     expect(seen).to.deep.equal(["/later"]);
+  });
+
+  it("gives up a dial whose TLS handshake never finishes, failing what waited on it, and dials afresh", async () => {
+    const { port: serverPort, sessions } = await h2Server((stream) => answer(stream, "{}"));
+    // The first connection is accepted and then never answered (TCP keep-alive probes still are); later ones pass.
+    const held: Socket[] = [];
+    const hanging: Server = createNetServer((client) => {
+      if (held.length === 0) {
+        held.push(client);
+        return;
+      }
+      const upstream = netConnect(serverPort, "127.0.0.1");
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+    });
+    hanging.listen(0, "127.0.0.1");
+    await once(hanging, "listening");
+    closers.push(() => {
+      for (const client of held) client.destroy();
+      hanging.close();
+    });
+    // Checks every 1 s: a dial gets 2 s, as long as a session may leave a PING unanswered.
+    const transport = transportTo((hanging.address() as AddressInfo).port, 1_000);
+
+    const [first, second] = await Promise.allSettled([
+      transport.request("get", "GET", "/first"),
+      transport.request("get", "GET", "/second"),
+    ]);
+    const next = await transport.request("get", "GET", "/next");
+
+    for (const waited of [first, second]) {
+      expect(waited.status).to.equal("rejected");
+      expect(String((waited as PromiseRejectedResult).reason)).to.include("no TLS handshake within 2000 ms");
+    }
+    expect(next.status).to.equal(200);
+    expect(held).to.have.length(1);
+    expect(sessions).to.have.length(1);
   });
 
   it("speaks HTTP/1.1 to a server that does not offer HTTP/2, for requests and watches", async () => {
