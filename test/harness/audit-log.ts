@@ -1,5 +1,5 @@
 // Reads the API server's audit log: the ground truth of which requests reached it.
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync, type Stats, statSync } from "node:fs";
 
 export type AuditEvent = {
   readonly stage: string;
@@ -50,13 +50,59 @@ export function nodeWrites(auditLogPath: string, node: string): AuditEvent[] {
   return events;
 }
 
-/** The log's lines; none while it does not exist yet. */
-function auditLines(auditLogPath: string): string[] {
+/**
+ * The log's lines so far; none while it does not exist yet. Read incrementally: tests poll the run's shared log
+ * every few hundred ms, so each call reads only the bytes added since the last one. A log that shrank or was
+ * replaced (a new control plane in the same place) is read again from its start.
+ */
+export function auditLines(auditLogPath: string): readonly string[] {
+  let stats: Stats;
   try {
-    return readFileSync(auditLogPath, "utf8").split("\n");
+    stats = statSync(auditLogPath);
   } catch {
+    readers.delete(auditLogPath);
     return [];
   }
+  let reader = readers.get(auditLogPath);
+  if (!reader || reader.inode !== stats.ino || stats.size < reader.offset) {
+    reader = { inode: stats.ino, offset: 0, lines: [], partial: Buffer.alloc(0) };
+    readers.set(auditLogPath, reader);
+  }
+  if (stats.size > reader.offset) readAppended(auditLogPath, reader, stats.size);
+  return reader.lines;
+}
+
+/** Drops what was read of a log (its control plane is gone). */
+export function forgetAuditLog(auditLogPath: string): void {
+  readers.delete(auditLogPath);
+}
+
+type AuditReader = { inode: number; offset: number; readonly lines: string[]; partial: Buffer };
+
+const readers = new Map<string, AuditReader>();
+
+function readAppended(auditLogPath: string, reader: AuditReader, size: number): void {
+  const fresh = Buffer.alloc(size - reader.offset);
+  const fd = openSync(auditLogPath, "r");
+  let read = 0;
+  try {
+    while (read < fresh.length) {
+      const got = readSync(fd, fresh, read, fresh.length - read, reader.offset + read);
+      if (got === 0) break;
+      read += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  reader.offset += read;
+  // Split on the newline byte: a line cut mid-way (a multi-byte character too) waits for its end.
+  const bytes = Buffer.concat([reader.partial, fresh.subarray(0, read)]);
+  let start = 0;
+  for (let newline = bytes.indexOf(10); newline !== -1; newline = bytes.indexOf(10, start)) {
+    if (newline > start) reader.lines.push(bytes.toString("utf8", start, newline));
+    start = newline + 1;
+  }
+  reader.partial = Buffer.from(bytes.subarray(start));
 }
 
 /**

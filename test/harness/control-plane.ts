@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { forgetAuditLog } from "./audit-log.js";
 import { controlPlaneBinaries } from "./binaries.js";
 import { httpsGet } from "./https-get.js";
 import { ManagedProcess } from "./managed-process.js";
@@ -216,6 +217,9 @@ export class ControlPlane {
         `--audit-log-path=${this.auditLogPath}`,
         "--audit-log-format=json",
         "--audit-log-mode=blocking",
+        // Never rotated (its default rotates at 100 MB, which a whole run's shared log passes): a test waiting for
+        // an entry, or counting none, must not look in a fresh file while the entry went into the rotated one.
+        "--audit-log-maxsize=1000000",
         "--profiling=false",
         "--v=0",
         ...(this.#options.apiServerArgs ?? []),
@@ -281,6 +285,7 @@ export class ControlPlane {
     await this.#apiServer?.stop();
     await this.#etcd?.stop();
     rmSync(this.dir, { recursive: true, force: true });
+    forgetAuditLog(this.auditLogPath);
     this.#exitGuard.released();
   }
 

@@ -30,6 +30,8 @@ export type ControllerStartOptions = {
 };
 
 export class ControllerProcess {
+  /** Started since the last forgetStarted(): what a failed test's report shows. */
+  static readonly #recent: ControllerProcess[] = [];
   readonly logs: LogLine[] = [];
   readonly stderrText: string[] = [];
   readonly #child: ChildProcessByStdio<null, Readable, Readable>;
@@ -71,6 +73,7 @@ export class ControllerProcess {
       },
     );
     const controller = new ControllerProcess(child);
+    ControllerProcess.#recent.push(controller);
     if (options.waitReady ?? true) {
       try {
         await waitFor(
@@ -91,6 +94,15 @@ export class ControllerProcess {
       }
     }
     return controller;
+  }
+
+  /** Every controller started since forgetStarted() (root hooks call it before each test). */
+  static started(): readonly ControllerProcess[] {
+    return ControllerProcess.#recent;
+  }
+
+  static forgetStarted(): void {
+    ControllerProcess.#recent.length = 0;
   }
 
   get url(): string {

@@ -7,10 +7,9 @@
 // quiet pod watch resumed: no initial events, from the end bookmark's version. A control plane of its own: on the
 // shared one another test's leftovers may change pods or DaemonSets meanwhile, and a watch that hears them is not
 // quiet.
-import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { messageOf } from "../../../src/util/message-of.js";
-import type { AuditEvent } from "../../harness/audit-log.js";
+import { type AuditEvent, auditLines } from "../../harness/audit-log.js";
 import { ControlPlane } from "../../harness/control-plane.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { metricSeries } from "../../harness/metrics-text.js";
@@ -35,8 +34,7 @@ async function byLabel(controller: ControllerProcess, name: string, label: strin
  * wall-clock time: this plane is the test's own, and a VM's clock can be stepped back meanwhile.
  */
 function podWatches(plane: ControlPlane, ofSet: (requestURI: string) => boolean): AuditEvent[] {
-  return readFileSync(plane.auditLogPath, "utf8")
-    .split("\n")
+  return auditLines(plane.auditLogPath)
     .filter((line) => line.includes('"verb":"watch"') && line.includes('"resource":"pods"'))
     .map((line) => JSON.parse(line) as AuditEvent)
     .filter((event) => event.stage === "ResponseStarted" && (event.userAgent ?? "").startsWith("cni-repair/"))
@@ -45,8 +43,7 @@ function podWatches(plane: ControlPlane, ofSet: (requestURI: string) => boolean)
 
 /** For a failure's message: every pod list and watch in the audit log, a line each. */
 function podReads(plane: ControlPlane): string {
-  return readFileSync(plane.auditLogPath, "utf8")
-    .split("\n")
+  return auditLines(plane.auditLogPath)
     .filter((line) => line.includes('"resource":"pods"') && /"verb":"(watch|list)"/.test(line))
     .map((line) => JSON.parse(line) as AuditEvent)
     .map((event) => `${event.stage} ${event.requestReceivedTimestamp} ${event.userAgent} ${event.requestURI}`)

@@ -69,10 +69,13 @@ export function controllerTest(): ControllerTest {
     namespace = await createTestNamespace(api);
   });
   afterEach(async function () {
-    if (this.currentTest?.state === "failed") for (const controller of started) console.log(controller.output());
     const controllers = started;
     started = [];
-    for (const controller of controllers) expect(await controller.stop(), "controller exit code").to.equal(0);
+    // Every one stopped before any is judged: a failed check must not leave the rest running.
+    const codes = await Promise.all(controllers.map((controller) => controller.stop()));
+    const failed = this.currentTest?.state === "failed" || codes.some((code) => code !== 0);
+    if (failed) for (const controller of controllers) console.log(controller.output());
+    for (const code of codes) expect(code, "controller exit code").to.equal(0);
   });
   return fixture;
 }
