@@ -51,7 +51,8 @@ describe("controller under watch faults", () => {
   };
   const restarts = (reason: string) => t.metric("cni_repair_watch_restarts_total", { reason });
 
-  it("restarts a watch that goes silent for --watch-stall-timeout", async () => {
+  it("restarts a watch that goes silent for --watch-stall-timeout", async function () {
+    this.timeout(90_000);
     await startBehindProxy(["--watch-stall-timeout=2s"]);
     proxy.stallAll();
     await waitFor("the stalled watch to be restarted", async () => (await restarts("stalled")) >= 1, {
@@ -62,7 +63,7 @@ describe("controller under watch faults", () => {
 
     await createPodInState(api, { namespace, name: "after-stall" });
     await waitFor("the delete", () => controllerDeletes(controlPlane().auditLogPath, namespace).length === 1, {
-      timeoutMs: 20_000,
+      timeoutMs: 45_000,
     });
   });
 
