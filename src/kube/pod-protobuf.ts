@@ -194,7 +194,9 @@ function readMapEntry(
 ): Record<string, string> | undefined {
   reader.expect(tag, WIRE_LENGTH_DELIMITED);
   const entryEnd = reader.delimitedEnd(end);
-  if (wanted.values.size === 0) {
+  // No key wanted, or an entry laid out as encoders write it whose key has no wanted length: skipped unread.
+  const keyLength = wanted.values.size === 0 ? -1 : reader.canonicalKeyLength(entryEnd);
+  if (wanted.values.size === 0 || (keyLength >= 0 && !wanted.byteLengths.has(keyLength))) {
     reader.pos = entryEnd;
     return into;
   }
@@ -325,6 +327,10 @@ function readStatus(reader: ProtobufReader, end: number, status: PodView["status
 function readCondition(reader: ProtobufReader, tag: number, end: number, wanted: WantedStrings): Condition | undefined {
   reader.expect(tag, WIRE_LENGTH_DELIMITED);
   const conditionEnd = reader.delimitedEnd(end);
+  if (wanted.values.size === 0) {
+    reader.pos = conditionEnd;
+    return undefined;
+  }
   const start = reader.pos;
   // A condition without a type field has the type "" (Go's zero value).
   let type = wanted.values.has("") ? "" : undefined;

@@ -127,6 +127,11 @@ export type EncodeOptions = {
   readonly zeros: "write" | "omit";
   /** Fields of no Kubernetes version, every wire type, at both ends of every message. */
   readonly unknown: boolean;
+  /**
+   * How a map entry is laid out: key then value, as every encoder writes it (the default); value then key; or key,
+   * a field of no Kubernetes version, then value. All three are valid protobuf and read the same.
+   */
+  readonly mapEntries?: "key-value" | "value-key" | "with-unknown";
 };
 
 const WIRE = { varint: 0, fixed64: 1, delimited: 2, startGroup: 3, endGroup: 4, fixed32: 5 } as const;
@@ -184,9 +189,12 @@ function writeMessage(w: Writer, schema: Schema, json: Record<string, unknown>, 
         break;
       case "map":
         for (const [key, entry] of Object.entries((value ?? {}) as Record<string, string>)) {
+          const writeValue = entry !== "" || options.zeros === "write";
           tag(w, field.no, WIRE.delimited).fork();
+          if (options.mapEntries === "value-key" && writeValue) tag(w, 2, WIRE.delimited).string(entry);
           tag(w, 1, WIRE.delimited).string(key);
-          if (entry !== "" || options.zeros === "write") tag(w, 2, WIRE.delimited).string(entry);
+          if (options.mapEntries === "with-unknown") tag(w, 4001, WIRE.varint).uint32(7);
+          if (options.mapEntries !== "value-key" && writeValue) tag(w, 2, WIRE.delimited).string(entry);
           w.ldelim();
         }
         break;

@@ -47,6 +47,8 @@ const key = fc.constantFrom(
   "kubernetes.io/config.mirrö",
   "__proto__",
   "constructor",
+  // A key of 128 bytes or more: its length takes two bytes on the wire.
+  `example.com/${"k".repeat(120)}`,
 );
 const stringMap = opt(fc.dictionary(key, fc.constantFrom("", "true", "enabled", "ambient", "none", "linkerd")));
 
@@ -171,6 +173,8 @@ const podJson = fc.record({
 const encodeOptions: fc.Arbitrary<EncodeOptions> = fc.record({
   zeros: fc.constantFrom("write", "omit"),
   unknown: fc.boolean(),
+  // The decoder passes over an entry laid out as encoders write it by its key's length alone; the others it reads.
+  mapEntries: fc.constantFrom("key-value", "value-key", "with-unknown"),
 });
 
 /** JSON.parse(JSON.stringify(x)): drops undefined as the wire would. */

@@ -65,6 +65,39 @@ describe("kube/ProtobufReader", () => {
     }
   });
 
+  it("canonicalKeyLength: the key's length of an entry laid out key then value, -1 for any other layout", () => {
+    type Field = { no: number; text: string };
+    const layout = fc.array(
+      fc.record({ no: fc.constantFrom(1, 2, 3), text: fc.string({ unit: "grapheme", maxLength: 140 }) }),
+      { maxLength: 4 },
+    );
+    const expected = (fields: Field[]): number => {
+      const [key, value] = fields;
+      const keyLength = key === undefined ? -1 : Buffer.byteLength(key.text);
+      return fields.length === 2 && key?.no === 1 && value?.no === 2 && keyLength < 128 ? keyLength : -1;
+    };
+    fc.assert(
+      fc.property(layout, fc.nat(3), (fields, lead) => {
+        const w = Writer.create();
+        // Bytes before the entry, so its position is not 0.
+        for (let i = 0; i < lead; i++) w.uint32((9 << 3) | 0).uint32(i);
+        const start = w.len;
+        for (const { no, text } of fields) w.uint32((no << 3) | 2).string(text);
+        const end = w.len;
+        // Bytes after it, which the reader must not count as the entry's.
+        w.uint32((1 << 3) | 2).string("next");
+        const reader = read(w.finish());
+        reader.pos = start;
+        expect(reader.canonicalKeyLength(end)).to.equal(expected(fields));
+        expect(reader.pos, "the position is left as it was").to.equal(start);
+      }),
+      { numRuns: 500 },
+    );
+    // A value's length cut off by the entry's end, and a value running past it: not an entry encoders write.
+    expect(read(Uint8Array.from([0x0a, 1, 0x61, 0x12, 0x80])).canonicalKeyLength(5)).to.equal(-1);
+    expect(read(Uint8Array.from([0x0a, 1, 0x61, 0x12, 3, 0x62])).canonicalKeyLength(6)).to.equal(-1);
+  });
+
   it("never reads past the end it is given, even when the bytes go on", () => {
     const bytes = Writer.create()
       .uint32((1 << 3) | 2)
