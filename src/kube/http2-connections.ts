@@ -68,7 +68,11 @@ export class Http2Connections implements Connections {
       this.#http1.dispatch(request, handler);
       return;
     }
-    const exchange = new Exchange(request, handler);
+    this.#route(new Exchange(request, handler));
+  }
+
+  /** On the live session, or on one dialled for it (every request that comes meanwhile waits on the same dial). */
+  #route(exchange: Exchange): void {
     if (this.#closed) {
       exchange.fail(new Error(`connections to ${this.#origin.origin} are closed`));
       return;
@@ -81,7 +85,7 @@ export class Http2Connections implements Connections {
     this.#dial().then(
       (dialled) => {
         if (dialled.kind === "h2") this.#start(dialled.session, exchange);
-        else (this.#http1 as Connections).dispatch(request, handler);
+        else exchange.handOver(this.#http1 as Connections);
       },
       (error: unknown) => exchange.fail(error instanceof Error ? error : new Error(String(error))),
     );
@@ -110,11 +114,12 @@ export class Http2Connections implements Connections {
     const open = this.#open.get(session) ?? 0;
     this.#open.set(session, open + 1);
     if (open === 0) session.ref();
-    exchange.start(session, () => {
+    const onDone = () => {
       const left = (this.#open.get(session) ?? 1) - 1;
       this.#open.set(session, left);
       if (left === 0 && !session.destroyed && !this.#closed) session.unref();
-    });
+    };
+    exchange.start(session, onDone, () => this.#route(exchange));
   }
 
   /** One dial at a time; every request that came meanwhile waits for it. */
@@ -220,6 +225,15 @@ function secureSocket(origin: URL, tls: TlsOptions, timeoutMs: number): Promise<
   });
 }
 
+/**
+ * How often a request is sent again when the server refuses its stream before processing any of it: RST_STREAM
+ * REFUSED_STREAM, which is also how HTTP/2 closes the streams a GOAWAY leaves unprocessed. RFC 9113 section 8.7
+ * says such a request, whatever its method, can be retried safely; Go's client (client-go) does. Without it the
+ * start's who-am-I probe, refused as a new connection opened, read as "server not up yet", so rejected credentials
+ * were not reported and the process kept running.
+ */
+const MAX_REFUSED_RESENDS = 3;
+
 /** One request on a session: its stream's events handed to the handler, exactly one end or error. */
 class Exchange implements DispatchController {
   readonly #request: DispatchRequest;
@@ -227,6 +241,9 @@ class Exchange implements DispatchController {
   #stream: ClientHttp2Stream | undefined;
   #done = false;
   #onDone: (() => void) | undefined;
+  #started = false;
+  #answered = false;
+  #resends = 0;
 
   constructor(request: DispatchRequest, handler: DispatchHandler) {
     this.#request = request;
@@ -243,11 +260,23 @@ class Exchange implements DispatchController {
     if (this.#finish()) this.#handler.onResponseError?.(this, error);
   }
 
-  start(session: ClientHttp2Session, onDone: () => void): void {
-    this.#onDone = onDone;
-    this.#handler.onRequestStart?.(this, {});
+  /** Hands the request to other connections (HTTP/1.1, when a dial for it found a server without HTTP/2). */
+  handOver(connections: Connections): void {
+    if (!this.#done) connections.dispatch(this.#request, this.#handler);
+  }
+
+  /** Sends it on `session`; `resend` routes it again if the server refuses the stream unprocessed. */
+  start(session: ClientHttp2Session, onDone: () => void, resend: () => void): void {
+    if (!this.#started) {
+      this.#started = true;
+      this.#handler.onRequestStart?.(this, {});
+    }
     // Aborted as it started (its caller gave up while it waited for the connection): never sent.
-    if (this.#done) return;
+    if (this.#done) {
+      onDone();
+      return;
+    }
+    this.#onDone = onDone;
     const { method, path, headers, body } = this.#request;
     const hasBody = body !== undefined && body !== null;
     let stream: ClientHttp2Stream;
@@ -268,6 +297,7 @@ class Exchange implements DispatchController {
     this.#stream = stream;
     stream.on("response", (responseHeaders) => {
       if (this.#done) return;
+      this.#answered = true;
       // Handed on with its ":status" still in: readers look headers up by name, and a copy without it was ~4% of a
       // small request's CPU.
       this.#handler.onResponseStart?.(this, Number(responseHeaders[":status"]), responseHeaders as IncomingHttpHeaders);
@@ -278,13 +308,29 @@ class Exchange implements DispatchController {
     stream.on("end", () => {
       if (this.#finish()) this.#handler.onResponseEnd?.(this, {});
     });
-    stream.on("error", (error: Error) => this.fail(error));
+    stream.on("error", (error: Error) => {
+      if (this.#stream === stream && !this.#resentAfterRefusal(stream, resend)) this.fail(error);
+    });
     // Every stream closes, most after their answer's end: an Error (its stack trace) only for one that did not.
     stream.on("close", () => {
-      if (this.#done) return;
+      if (this.#done || this.#stream !== stream || this.#resentAfterRefusal(stream, resend)) return;
       this.fail(new Error(`HTTP/2 stream closed before the answer's end (code ${stream.rstCode ?? "none"})`));
     });
     if (hasBody) stream.end(body);
+  }
+
+  /** True when the server refused the stream before any answer and the request went out again (at most 3 times). */
+  #resentAfterRefusal(stream: ClientHttp2Stream, resend: () => void): boolean {
+    const refused = stream.rstCode === constants.NGHTTP2_REFUSED_STREAM && !this.#answered;
+    if (this.#done || !refused || this.#resends >= MAX_REFUSED_RESENDS) return false;
+    this.#resends++;
+    this.#stream = undefined;
+    // This session's count of open streams goes down; the next start counts on the session it goes on.
+    const onDone = this.#onDone;
+    this.#onDone = undefined;
+    onDone?.();
+    resend();
+    return true;
   }
 
   /** True the first time: the exchange is over, and its session's count of open streams goes down. */

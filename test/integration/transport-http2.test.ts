@@ -220,6 +220,66 @@ describe("kube/transport: its HTTP/2 connections against misbehaving peers", fun
     expect(sessions).to.have.length(1);
   });
 
+  it("sends a request again, body and all, when the server refuses its stream unprocessed (REFUSED_STREAM)", async () => {
+    let refusals = 2;
+    const bodies: string[] = [];
+    const { port, sessions } = await h2Server((stream) => {
+      if (refusals > 0) {
+        refusals--;
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      let body = "";
+      stream.on("data", (chunk: Buffer) => {
+        body += chunk.toString("utf8");
+      });
+      stream.on("end", () => {
+        bodies.push(body);
+        answer(stream, '{"created":true}', 201);
+      });
+    });
+    const transport = transportTo(port);
+
+    const created = await transport.request("create", "POST", "/selfsubjectreviews", { body: { kind: "x" } });
+
+    expect(created).to.deep.equal({ status: 201, body: { created: true } });
+    expect(bodies).to.deep.equal(['{"kind":"x"}']);
+    expect(sessions).to.have.length(1);
+  });
+
+  it("gives a refused request up after three resends, with the refusal in its error", async () => {
+    let streams = 0;
+    const { port } = await h2Server((stream) => {
+      streams++;
+      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+    });
+    const transport = transportTo(port);
+
+    const error = await transport.request("delete", "DELETE", "/p").then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+
+    expect(error).to.be.instanceOf(ApiError);
+    expect((error as ApiError).status).to.equal(0);
+    expect((error as ApiError).message).to.include("REFUSED_STREAM");
+    expect(streams).to.equal(4);
+  });
+
+  it("sends a request a GOAWAY left unprocessed again, on a new session", async () => {
+    const { server, port, sessions } = await h2Server((stream, path) => answer(stream, `{"path":"${path}"}`));
+    // The first session goes away as it opens, naming no stream as processed: the request sent on it included.
+    server.on("session", (session: Http2Session) => {
+      if (sessions.length === 1) session.goaway(constants.NGHTTP2_NO_ERROR, 0);
+    });
+    const transport = transportTo(port);
+
+    const answered = await transport.request("get", "GET", "/after-goaway");
+
+    expect(answered.body).to.deep.equal({ path: "/after-goaway" });
+    expect(sessions).to.have.length(2);
+  });
+
   it("cancels a watch on the wire when its reader destroys it", async () => {
     let closedWith: number | undefined;
     const { port } = await h2Server((stream) => {
