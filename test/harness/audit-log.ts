@@ -1,5 +1,6 @@
 // Reads the API server's audit log: the ground truth of which requests reached it.
 import { closeSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { waitFor } from "./wait.js";
 
 export type AuditEvent = {
   readonly stage: string;
@@ -35,6 +36,22 @@ export function controllerDeletes(auditLogPath: string, namespace: string): Audi
   return podRequests(auditLogPath, namespace).filter(
     (event) => event.verb === "delete" && (event.userAgent ?? "").startsWith("cni-repair/"),
   );
+}
+
+/**
+ * cni-repair's DELETEs once at least `count` are logged. The server logs a request after it has answered it, so a
+ * read made as soon as the answer came (or the pod showed its deletion) can miss it; full CI runs did.
+ */
+export async function loggedControllerDeletes(
+  auditLogPath: string,
+  namespace: string,
+  count: number,
+): Promise<AuditEvent[]> {
+  await waitFor(
+    `${count} DELETE(s) by cni-repair in the audit log`,
+    () => controllerDeletes(auditLogPath, namespace).length >= count,
+  );
+  return controllerDeletes(auditLogPath, namespace);
 }
 
 /** Completed writes (create, update, patch, delete) of the named Node, in the order the server logged them. */

@@ -2,7 +2,7 @@
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { statusOf } from "../../harness/api-errors.js";
-import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
+import { loggedControllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState, repairEvents } from "../../harness/broken-pods.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
 import { waitFor } from "../../harness/wait.js";
@@ -20,25 +20,13 @@ describe("controller in delete mode", () => {
   const isMarkedForDeletion = async (name: string) =>
     (await api.readNamespacedPod({ namespace, name })).metadata?.deletionTimestamp !== undefined;
 
-  /**
-   * The controller's DELETEs, once the server has logged `count`: it logs a request when it has answered it, a moment
-   * after the pod already shows its deletion (a full CI run read the log in between and found none).
-   */
-  const loggedDeletes = async (count: number) => {
-    await waitFor(
-      `${count} DELETE(s) in the audit log`,
-      async () => controllerDeletes(controlPlane().auditLogPath, namespace).length >= count,
-    );
-    return controllerDeletes(controlPlane().auditLogPath, namespace);
-  };
-
   it("deletes an Istio pod in Init:CrashLoopBackOff within 2 s, with UID and resourceVersion preconditions", async () => {
     await t.start();
     const broken = await createPodInState(api, { namespace, name: "crashloop" });
 
     await waitFor("the broken pod to be deleted", () => isMarkedForDeletion("crashloop"), { timeoutMs: 2_000 });
 
-    const [deleteRequest, ...others] = await loggedDeletes(1);
+    const [deleteRequest, ...others] = await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1);
     expect(others).to.deep.equal([]);
     expect(deleteRequest?.responseStatus?.code).to.equal(200);
     expect(deleteRequest?.requestObject?.preconditions).to.deep.equal({
@@ -90,7 +78,9 @@ describe("controller in delete mode", () => {
     );
     expect(await t.controller.metric("cni_repair_pods_held", { reason: "terminal" })).to.equal(1);
     expect(await isMarkedForDeletion("never-failed")).to.equal(false);
-    expect((await loggedDeletes(1)).map((e) => e.objectRef?.name)).to.deep.equal(["never-running"]);
+    expect(
+      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.objectRef?.name),
+    ).to.deep.equal(["never-running"]);
     expect(await t.controller.metric("cni_repair_broken_pods", { rule: "istio" })).to.equal(1);
   });
 
@@ -106,7 +96,9 @@ describe("controller in delete mode", () => {
     await createPodInState(api, { namespace, name: "sentinel" });
 
     await waitFor("the sentinel to be deleted", () => isMarkedForDeletion("sentinel"));
-    expect((await loggedDeletes(1)).map((e) => e.objectRef?.name)).to.deep.equal(["sentinel"]);
+    expect(
+      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.objectRef?.name),
+    ).to.deep.equal(["sentinel"]);
     for (const name of ["validator-ok", "other-init", "no-marker"]) {
       expect(await isMarkedForDeletion(name), name).to.equal(false);
     }
@@ -116,7 +108,9 @@ describe("controller in delete mode", () => {
     const broken = await createPodInState(api, { namespace, name: "before-start" });
     await t.start();
     await waitFor("the pod to be deleted", () => isMarkedForDeletion("before-start"));
-    expect((await loggedDeletes(1))[0]?.requestObject?.preconditions).to.deep.equal({
+    expect(
+      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1))[0]?.requestObject?.preconditions,
+    ).to.deep.equal({
       uid: broken.metadata?.uid,
       resourceVersion: broken.metadata?.resourceVersion,
     });

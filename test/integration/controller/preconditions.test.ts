@@ -12,7 +12,7 @@ import { factsSchema, toPodFacts } from "../../../src/detect/to-pod-facts.js";
 import type { PodStore } from "../../../src/informer/pod-store.js";
 import { KubeConfigCredentials } from "../../../src/kube/kubeconfig-credentials.js";
 import { KubeTransport } from "../../../src/kube/transport.js";
-import { controllerDeletes } from "../../harness/audit-log.js";
+import { loggedControllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { createTestNamespace } from "../../harness/namespaces.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
@@ -70,7 +70,7 @@ describe("precondition safety", () => {
     expect(await isMarkedForDeletion("changed")).to.equal(false);
     expect(await count("skip")).to.equal(1);
     expect(await count("fail")).to.equal(0);
-    const [refused] = controllerDeletes(controlPlane().auditLogPath, namespace);
+    const [refused] = await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1);
     expect(refused?.responseStatus?.code).to.equal(409);
 
     // With fresh facts the same pod is deleted.
@@ -92,9 +92,9 @@ describe("precondition safety", () => {
     expect(survivor.metadata?.uid).to.equal(replacement.metadata?.uid);
     expect(survivor.metadata?.deletionTimestamp).to.equal(undefined);
     expect(await count("skip")).to.equal(1);
-    expect(controllerDeletes(controlPlane().auditLogPath, namespace).map((e) => e.responseStatus?.code)).to.deep.equal([
-      409,
-    ]);
+    expect(
+      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.responseStatus?.code),
+    ).to.deep.equal([409]);
   });
 
   it("counts a pod that is already gone (404) as a skip, not a failure", async () => {

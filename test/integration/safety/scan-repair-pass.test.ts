@@ -4,7 +4,7 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
 import type { ScanReport } from "../../../src/cli/scan-output.js";
-import { controllerDeletes } from "../../harness/audit-log.js";
+import { controllerDeletes, loggedControllerDeletes } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { agentName, createCniAgent, setCniAgentReady } from "../../harness/cni-agents.js";
 import { runCommand } from "../../harness/controller-process.js";
@@ -52,7 +52,7 @@ describe("cni-repair scan --repair: one guarded pass behind the CNI agent gate",
     expect(report.pods.map((p) => `${p.name}:${p.result?.type}:${p.result?.result}`)).to.deep.equal([
       "broken:delete:success",
     ]);
-    const deletes = controllerDeletes(controlPlane().auditLogPath, namespace);
+    const deletes = await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1);
     expect(deletes.map((event) => [event.objectRef?.name, event.responseStatus?.code])).to.deep.equal([
       ["broken", 200],
     ]);
@@ -92,7 +92,7 @@ describe("cni-repair scan --repair: one guarded pass behind the CNI agent gate",
 
     const { code, stderr, report } = await repairPass("--deletion-burst=2", "--max-deletions-per-minute=1");
     expect(code, stderr).to.equal(1);
-    expect(controllerDeletes(controlPlane().auditLogPath, namespace)).to.have.length(2);
+    expect(await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 2)).to.have.length(2);
     const outcomes = report.pods.map((p) => p.result?.result ?? `hold:${p.hold?.reason}`).sort();
     expect(outcomes).to.deep.equal(["hold:rate_limit", "success", "success"]);
   });

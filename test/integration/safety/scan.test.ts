@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { parse } from "yaml";
 import type { ScanReport } from "../../../src/cli/scan-output.js";
 import { statusOf } from "../../harness/api-errors.js";
-import { controllerDeletes, podRequests } from "../../harness/audit-log.js";
+import { controllerDeletes, loggedControllerDeletes, podRequests } from "../../harness/audit-log.js";
 import { createPodInState } from "../../harness/broken-pods.js";
 import { runCommand } from "../../harness/controller-process.js";
 import { type InCluster, inClusterIdentity } from "../../harness/in-cluster.js";
@@ -182,9 +182,9 @@ describe("cni-repair scan", () => {
     await seed();
     const result = await scan("--repair", "-o", "json");
     expect(result.code, result.stderr).to.equal(1);
-    expect(controllerDeletes(controlPlane().auditLogPath, namespace).map((e) => e.objectRef?.name)).to.deep.equal([
-      "a-broken",
-    ]);
+    expect(
+      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.objectRef?.name),
+    ).to.deep.equal(["a-broken"]);
     const report = JSON.parse(result.stdout) as ScanReport;
     expect(report.pods.map((pod) => `${pod.name}:${pod.action}:${pod.result?.result ?? "-"}`)).to.deep.equal([
       "a-broken:delete:success",
