@@ -278,14 +278,27 @@ export const STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
 /** Shared by every stream of the connection (the list and the watches): two streams' worth. */
 export const CONNECTION_WINDOW_BYTES = 2 * STREAM_WINDOW_BYTES;
 
+/**
+ * The longest a dial may take to its finished TLS handshake, whatever the PING interval: client-go gives a dial 30 s
+ * (and its handshake 10 s). Every request waits on the one dial, a Lease renewal and a DELETE too, so after a path
+ * to the server black-holed and came back, this is how long the process can still be waiting on the dead dial.
+ */
+const MAX_DIAL_MS = 30_000;
+
+/** A dial's deadline: as long as a session may go without answering a PING (one interval to send it, one to hear
+ * back), and no longer than MAX_DIAL_MS. */
+export function dialDeadlineMs(pingIntervalMs: number): number {
+  return Math.min(MAX_DIAL_MS, 2 * pingIntervalMs);
+}
+
 /** HTTPS: HTTP/2 on node:http2, HTTP/1.1 through undici if the server offers no HTTP/2; plain HTTP: undici. */
 function connectionsTo(server: string, tls: TlsOptions, pingIntervalMs: number): Connections {
   if (!server.startsWith("https:")) return undiciConnections({});
+  const pingMs = Math.max(1_000, Math.round(pingIntervalMs));
   return new Http2Connections(server, {
     tls,
-    pingIntervalMs: Math.max(1_000, Math.round(pingIntervalMs)),
-    // As long as a session may go without answering a PING: one interval to send it, one to hear back.
-    dialTimeoutMs: 2 * Math.max(1_000, Math.round(pingIntervalMs)),
+    pingIntervalMs: pingMs,
+    dialTimeoutMs: dialDeadlineMs(pingMs),
     streamWindowBytes: STREAM_WINDOW_BYTES,
     connectionWindowBytes: CONNECTION_WINDOW_BYTES,
     http1: () => undiciConnections(tls),
