@@ -19,6 +19,7 @@ describe("controller in delete mode", () => {
 
   const isMarkedForDeletion = async (name: string) =>
     (await api.readNamespacedPod({ namespace, name })).metadata?.deletionTimestamp !== undefined;
+  const loggedDeletes = (count: number) => loggedControllerDeletes(controlPlane().auditLogPath, namespace, count);
 
   it("deletes an Istio pod in Init:CrashLoopBackOff within 2 s, with UID and resourceVersion preconditions", async () => {
     await t.start();
@@ -26,7 +27,7 @@ describe("controller in delete mode", () => {
 
     await waitFor("the broken pod to be deleted", () => isMarkedForDeletion("crashloop"), { timeoutMs: 2_000 });
 
-    const [deleteRequest, ...others] = await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1);
+    const [deleteRequest, ...others] = await loggedDeletes(1);
     expect(others).to.deep.equal([]);
     expect(deleteRequest?.responseStatus?.code).to.equal(200);
     expect(deleteRequest?.requestObject?.preconditions).to.deep.equal({
@@ -78,9 +79,7 @@ describe("controller in delete mode", () => {
     );
     expect(await t.controller.metric("cni_repair_pods_held", { reason: "terminal" })).to.equal(1);
     expect(await isMarkedForDeletion("never-failed")).to.equal(false);
-    expect(
-      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.objectRef?.name),
-    ).to.deep.equal(["never-running"]);
+    expect((await loggedDeletes(1)).map((e) => e.objectRef?.name)).to.deep.equal(["never-running"]);
     expect(await t.controller.metric("cni_repair_broken_pods", { rule: "istio" })).to.equal(1);
   });
 
@@ -96,9 +95,7 @@ describe("controller in delete mode", () => {
     await createPodInState(api, { namespace, name: "sentinel" });
 
     await waitFor("the sentinel to be deleted", () => isMarkedForDeletion("sentinel"));
-    expect(
-      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1)).map((e) => e.objectRef?.name),
-    ).to.deep.equal(["sentinel"]);
+    expect((await loggedDeletes(1)).map((e) => e.objectRef?.name)).to.deep.equal(["sentinel"]);
     for (const name of ["validator-ok", "other-init", "no-marker"]) {
       expect(await isMarkedForDeletion(name), name).to.equal(false);
     }
@@ -108,9 +105,7 @@ describe("controller in delete mode", () => {
     const broken = await createPodInState(api, { namespace, name: "before-start" });
     await t.start();
     await waitFor("the pod to be deleted", () => isMarkedForDeletion("before-start"));
-    expect(
-      (await loggedControllerDeletes(controlPlane().auditLogPath, namespace, 1))[0]?.requestObject?.preconditions,
-    ).to.deep.equal({
+    expect((await loggedDeletes(1))[0]?.requestObject?.preconditions).to.deep.equal({
       uid: broken.metadata?.uid,
       resourceVersion: broken.metadata?.resourceVersion,
     });
