@@ -23,7 +23,8 @@ export interface DispatchController {
 
 /**
  * A request's life: started (onRequestStart), then a head (1xx heads first, if any), body chunks and the end; or an
- * error at any point, after which nothing else is called. Aborted in onRequestStart, the request is never sent.
+ * error at any point, after which nothing else is called. An end comes only after a final head: a request that
+ * ends without one fails. Aborted in onRequestStart, the request is never sent.
  */
 export interface DispatchHandler {
   onRequestStart?(controller: DispatchController, context: unknown): void;

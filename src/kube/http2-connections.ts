@@ -305,8 +305,16 @@ class Exchange implements DispatchController {
     stream.on("data", (chunk: Buffer) => {
       if (!this.#done) this.#handler.onResponseData?.(this, chunk);
     });
+    // A stream the server resets with NO_ERROR or CANCEL, or whose connection it closes cleanly (a FIN: a restarted
+    // API server, a proxy dropping its connections), ends without error and without any answer: node:http2 emits
+    // 'end' and 'close' only. Handed on as an end, a watch waiting for its head would have waited for ever.
     stream.on("end", () => {
-      if (this.#finish()) this.#handler.onResponseEnd?.(this, {});
+      if (this.#answered) {
+        if (this.#finish()) this.#handler.onResponseEnd?.(this, {});
+        return;
+      }
+      if (this.#done || this.#stream !== stream || this.#resentAfterRefusal(stream, resend)) return;
+      this.fail(new Error(`HTTP/2 stream ended before any answer (code ${stream.rstCode ?? "none"})`));
     });
     stream.on("error", (error: Error) => {
       if (this.#stream === stream && !this.#resentAfterRefusal(stream, resend)) this.fail(error);

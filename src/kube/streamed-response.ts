@@ -164,7 +164,9 @@ export function dispatchStreaming(
       },
       onResponseEnd() {
         settled();
-        body.end();
+        // Never left pending: an end with no head before it (which no Connections should hand on) is a failure.
+        if (answered) body.end();
+        else reject(new Error("the answer ended before its head"));
       },
       onResponseError(_controller, error) {
         settled();

@@ -220,6 +220,40 @@ describe("kube/transport: its HTTP/2 connections against misbehaving peers", fun
     expect(sessions).to.have.length(1);
   });
 
+  it("fails a watch and a request whose streams end with no answer: reset with NO_ERROR or CANCEL, or their connection closed cleanly", async () => {
+    // node:http2 ends such a stream with neither an answer nor an error; a watch waiting for its head once waited
+    // there for ever, deaf to its stall watchdog and to shutdown.
+    const { port } = await h2Server((stream, path) => {
+      if (path.startsWith("/no-error")) stream.close(constants.NGHTTP2_NO_ERROR);
+      else if (path.startsWith("/cancel")) stream.close(constants.NGHTTP2_CANCEL);
+      else if (path.startsWith("/hang-up")) stream.session?.destroy();
+      else answer(stream, "{}");
+    });
+    const transport = transportTo(port);
+    const outcomes: Record<string, string> = {};
+    const outcomeOf = (attempt: Promise<unknown>) =>
+      attempt.then(
+        () => "answered",
+        (error: unknown) => (error instanceof ApiError ? `ApiError ${error.status}` : String(error)),
+      );
+
+    for (const path of ["/no-error", "/cancel", "/hang-up"]) {
+      outcomes[`watch ${path}`] = await outcomeOf(transport.stream(`${path}/watch`));
+      outcomes[`get ${path}`] = await outcomeOf(transport.request("get", "GET", `${path}/get`));
+    }
+    const next = await transport.request("get", "GET", "/next");
+
+    expect(outcomes).to.deep.equal({
+      "watch /no-error": "ApiError 0",
+      "get /no-error": "ApiError 0",
+      "watch /cancel": "ApiError 0",
+      "get /cancel": "ApiError 0",
+      "watch /hang-up": "ApiError 0",
+      "get /hang-up": "ApiError 0",
+    });
+    expect(next.status).to.equal(200);
+  });
+
   it("sends a request again, body and all, when the server refuses its stream unprocessed (REFUSED_STREAM)", async () => {
     let refusals = 2;
     const bodies: string[] = [];

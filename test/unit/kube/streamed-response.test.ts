@@ -2,6 +2,7 @@
 // anyone listened), errors and aborts end the body, destroy stops the request. Against a real local HTTP server.
 import { expect } from "chai";
 import { readWatchEvents } from "../../../src/informer/watch-lines.js";
+import type { Connections } from "../../../src/kube/dispatch.js";
 import { DispatchedBody, dispatchStreaming } from "../../../src/kube/streamed-response.js";
 import { localServers } from "../../support/local-http-server.js";
 
@@ -87,6 +88,27 @@ describe("kube/streamed-response", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closes).to.equal(1);
     expect(closedOnServer, "the connection's request was aborted").to.equal(true);
+  });
+
+  it("rejects an answer that ends before its head, and no later abort is needed to settle it", async () => {
+    // Connections that break the contract (an end with no head): the caller must not wait for ever.
+    const headless: Connections = {
+      dispatch: (_request, handler) => {
+        const controller = { abort: () => {} };
+        handler.onRequestStart?.(controller, {});
+        setTimeout(() => handler.onResponseEnd?.(controller, {}), 5);
+      },
+      close: async () => {},
+    };
+    const outcome = await dispatchStreaming(
+      headless,
+      { origin: "https://api", path: "/w", method: "GET" },
+      new AbortController().signal,
+    ).then(
+      () => "resolved",
+      (error: unknown) => String(error),
+    );
+    expect(outcome).to.include("ended before its head");
   });
 
   it("delivers an end that came before anyone listened", async () => {
