@@ -33,7 +33,16 @@ export type StopReport = {
   readonly workersStopped: boolean;
   /** Every Event was written within the budget. */
   readonly outboxDrained: boolean;
+  /** Every watch ended within WATCHES_STOP_MS of being told to. */
+  readonly watchesStopped: boolean;
 };
+
+/**
+ * How long the watches get to end once told to: aborting cancels their requests, so they end at once unless a bug
+ * left one waiting on something deaf to its signal. Past it the process shuts down without them (a warning names
+ * it), rather than ignore SIGTERM until the kubelet's SIGKILL.
+ */
+const WATCHES_STOP_MS = 5_000;
 
 export class Manager {
   readonly #parts: ManagerParts;
@@ -102,8 +111,12 @@ export class Manager {
     this.#stopElection.abort();
     await this.#electing;
     this.#stopReflectors.abort();
-    await this.#reflecting;
-    return { workersStopped, outboxDrained };
+    const watchesStopped = await Promise.race([
+      this.#reflecting.then(() => true),
+      new Promise<false>((resolve) => clock.setTimeout(() => resolve(false), WATCHES_STOP_MS, { unref: true })),
+    ]);
+    if (!watchesStopped) logger.warn("a watch did not end within 5 s of being stopped; shutting down without it");
+    return { workersStopped, outboxDrained, watchesStopped };
   }
 
   async #runWorkers(signal: AbortSignal): Promise<void> {

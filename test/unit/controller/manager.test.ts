@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { Manager, type Outbox, type Runnable, type StopReport } from "../../../src/controller/manager.js";
 import type { RunningCache } from "../../../src/informer/reflector.js";
-import { silentLogger } from "../../support/loggers.js";
+import { collectingLogger, silentLogger } from "../../support/loggers.js";
 import { FakeClock } from "../fake-clock.js";
 
 /** A cache whose first list completes when the test says; runs until aborted, and notes when it stops. */
@@ -163,7 +163,7 @@ describe("controller/manager", () => {
     manager.startCaches();
     await tick();
     const report = await manager.stop();
-    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true });
+    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true, watchesStopped: true });
     expect(worker.started).to.equal(false);
     expect(log).to.include("pods stopped");
   });
@@ -183,7 +183,7 @@ describe("controller/manager", () => {
     manager.start();
     await tick();
     const report = await manager.stop();
-    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true });
+    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true, watchesStopped: true });
     expect(log.filter((line) => line.endsWith("stopped") || line.endsWith("drained"))).to.deep.equal([
       "worker stopped",
       "outbox drained",
@@ -217,9 +217,46 @@ describe("controller/manager", () => {
     expect(events.stoppedRetrying).to.equal(false);
     await clock.advanceAsync(1);
     await stopping;
-    expect(report).to.deep.equal({ workersStopped: false, outboxDrained: false });
+    expect(report).to.deep.equal({ workersStopped: false, outboxDrained: false, watchesStopped: true });
     expect(events.stoppedRetrying).to.equal(true);
     expect(log).to.include("watch stopped");
+  });
+
+  it("a watch deaf to its stop signal holds shutdown up 5 s at most, with a warning", async () => {
+    const log: string[] = [];
+    const deaf: RunningCache = {
+      synced: true,
+      idleMs: 0,
+      run: () => new Promise<void>(() => {}),
+      waitForSync: async () => true,
+    };
+    const pods = new HandCache("pods", log);
+    pods.sync();
+    const logger = collectingLogger();
+    const clock = new FakeClock();
+    const manager = new Manager({
+      reflectors: [deaf, pods],
+      workers: [],
+      ticks: [],
+      outbox: outbox(log),
+      logger: logger.logger,
+      clock,
+    });
+    manager.start();
+    await tick();
+    let report: StopReport | undefined;
+    const stopping = manager.stop(50).then((done) => {
+      report = done;
+    });
+    // The workers and the outbox are done at once; then only the deaf watch is waited for.
+    await tick();
+    await clock.advanceAsync(4_999);
+    expect(report, "1 ms before the watches' 5 s: still waiting").to.equal(undefined);
+    await clock.advanceAsync(1);
+    await stopping;
+    expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true, watchesStopped: false });
+    expect(log).to.include("pods stopped");
+    expect(logger.lines.join("\n")).to.include("a watch did not end within 5 s of being stopped");
   });
 
   it("reports the cache that has heard from the API server least recently", () => {
