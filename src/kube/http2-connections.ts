@@ -305,16 +305,26 @@ class Exchange implements DispatchController {
     stream.on("data", (chunk: Buffer) => {
       if (!this.#done) this.#handler.onResponseData?.(this, chunk);
     });
-    // A stream the server resets with NO_ERROR or CANCEL, or whose connection it closes cleanly (a FIN: a restarted
-    // API server, a proxy dropping its connections), ends without error and without any answer: node:http2 emits
-    // 'end' and 'close' only. Handed on as an end, a watch waiting for its head would have waited for ever.
+    // node:http2 ends a stream without an error in two cases that are not an answer's end, and both fail here:
+    // - no answer at all: the server reset it with NO_ERROR or CANCEL, or closed its connection cleanly (a FIN: a
+    //   restarted API server, a proxy dropping connections). Handed on as an end, a watch waiting for its head
+    //   would wait for ever.
+    // - its connection closed mid-body (code CANCEL at the end): handed on as an end, a cut-off list page would
+    //   be read as a whole one with fewer items.
     stream.on("end", () => {
-      if (this.#answered) {
+      const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
+      if (this.#answered && code === constants.NGHTTP2_NO_ERROR) {
         if (this.#finish()) this.#handler.onResponseEnd?.(this, {});
         return;
       }
       if (this.#done || this.#stream !== stream || this.#resentAfterRefusal(stream, resend)) return;
-      this.fail(new Error(`HTTP/2 stream ended before any answer (code ${stream.rstCode ?? "none"})`));
+      this.fail(
+        new Error(
+          this.#answered
+            ? `HTTP/2 stream closed before the answer's end (code ${code})`
+            : `HTTP/2 stream ended before any answer (code ${code})`,
+        ),
+      );
     });
     stream.on("error", (error: Error) => {
       if (this.#stream === stream && !this.#resentAfterRefusal(stream, resend)) this.fail(error);

@@ -254,6 +254,24 @@ describe("kube/transport: its HTTP/2 connections against misbehaving peers", fun
     expect(next.status).to.equal(200);
   });
 
+  it("fails a request and a watch whose connection closes mid-body: a cut-off answer is not taken for a whole one", async () => {
+    const { port } = await h2Server((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.write('{"type":"ADDED"}\n{"kind":"List","items":[');
+      setTimeout(() => stream.session?.destroy(), 50);
+    });
+    const transport = transportTo(port);
+
+    const request = await transport.request("list", "GET", "/list").then(
+      () => "answered",
+      (error: unknown) => (error instanceof ApiError ? `ApiError ${error.status}: ${error.message}` : String(error)),
+    );
+    const watch = await readWatch(await transport.stream("/watch"));
+
+    expect(request).to.match(/^ApiError 0: .*closed before the answer's end/);
+    expect(watch.finished).to.equal("error");
+  });
+
   it("sends a request again, body and all, when the server refuses its stream unprocessed (REFUSED_STREAM)", async () => {
     let refusals = 2;
     const bodies: string[] = [];
