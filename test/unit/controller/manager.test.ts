@@ -81,6 +81,20 @@ const after = (ms: number) =>
   });
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
+/** Starts the manager, then stop(budgetMs) in the background: `report` is set once it has stopped. */
+async function startThenStop(manager: Manager, budgetMs: number) {
+  manager.start();
+  await tick();
+  const stopping: { report: StopReport | undefined; done: Promise<StopReport> } = {
+    report: undefined,
+    done: manager.stop(budgetMs).then((report) => {
+      stopping.report = report;
+      return report;
+    }),
+  };
+  return stopping;
+}
+
 describe("controller/manager", () => {
   it("starts the workers and the ticks only once every cache holds its first list", async () => {
     const log: string[] = [];
@@ -206,17 +220,12 @@ describe("controller/manager", () => {
       logger: silentLogger(),
       clock,
     });
-    manager.start();
-    await tick();
-    let report: StopReport | undefined;
-    const stopping = manager.stop(50).then((done) => {
-      report = done;
-    });
+    const stopping = await startThenStop(manager, 50);
     await clock.advanceAsync(49);
-    expect(report, "1 ms before the budget: still waiting").to.equal(undefined);
+    expect(stopping.report, "1 ms before the budget: still waiting").to.equal(undefined);
     expect(events.stoppedRetrying).to.equal(false);
     await clock.advanceAsync(1);
-    await stopping;
+    const report = await stopping.done;
     expect(report).to.deep.equal({ workersStopped: false, outboxDrained: false, watchesStopped: true });
     expect(events.stoppedRetrying).to.equal(true);
     expect(log).to.include("watch stopped");
@@ -242,18 +251,13 @@ describe("controller/manager", () => {
       logger: logger.logger,
       clock,
     });
-    manager.start();
-    await tick();
-    let report: StopReport | undefined;
-    const stopping = manager.stop(50).then((done) => {
-      report = done;
-    });
+    const stopping = await startThenStop(manager, 50);
     // The workers and the outbox are done at once; then only the deaf watch is waited for.
     await tick();
     await clock.advanceAsync(4_999);
-    expect(report, "1 ms before the watches' 5 s: still waiting").to.equal(undefined);
+    expect(stopping.report, "1 ms before the watches' 5 s: still waiting").to.equal(undefined);
     await clock.advanceAsync(1);
-    await stopping;
+    const report = await stopping.done;
     expect(report).to.deep.equal({ workersStopped: true, outboxDrained: true, watchesStopped: false });
     expect(log).to.include("pods stopped");
     expect(logger.lines.join("\n")).to.include("a watch did not end within 5 s of being stopped");
