@@ -115,7 +115,9 @@ export class Manager {
       this.#reflecting.then(() => true),
       new Promise<false>((resolve) => clock.setTimeout(() => resolve(false), WATCHES_STOP_MS, { unref: true })),
     ]);
-    if (!watchesStopped) logger.warn("a watch did not end within 5 s of being stopped; shutting down without it");
+    if (!watchesStopped) {
+      logger.warn(`a watch did not end within ${WATCHES_STOP_MS / 1000} s of being stopped; shutting down without it`);
+    }
     return { workersStopped, outboxDrained, watchesStopped };
   }
 
