@@ -169,7 +169,8 @@ export function spawnOurs(options: Omit<StartOptions, "readyTimeoutMs" | "kubeco
   const main = options.kind === "candidate" ? (options.candidate?.main ?? OUR_MAIN) : OUR_MAIN;
   return new ProbedProcess({
     script: main,
-    args: ["run", "--http-address=127.0.0.1", "--http-port=0", "--log-format=json", ...options.extraArgs],
+    // The installed --http-address (every address): a host, even 127.0.0.1, costs a start a DNS lookup.
+    args: ["run", "--http-port=0", "--log-format=json", ...options.extraArgs],
     // A candidate runs as installed too (its code or compile cache, the mode's V8 flags), its own Node flags after those.
     env: {
       PATH: process.env.PATH ?? "",
@@ -207,7 +208,9 @@ export async function startController(options: StartOptions): Promise<StartedCon
   }
   const child = spawnOurs(options);
   const listening = await child.waitForLine((line) => line.includes('"msg":"http server listening"'), 30_000);
-  const url = String((JSON.parse(listening) as { url?: string }).url).replace("0.0.0.0", "127.0.0.1");
+  const listeningAt = new URL(String((JSON.parse(listening) as { url?: string }).url));
+  listeningAt.hostname = "127.0.0.1";
+  const url = listeningAt.origin;
   const deadline = performance.now() + options.readyTimeoutMs;
   for (;;) {
     const status = await fetch(`${url}/readyz`).then(

@@ -295,10 +295,16 @@ export function flagTable(presets: Presets) {
     "http-address": stringFlag({
       group: "Observability",
       commands: RUN,
-      default: "0.0.0.0",
-      parse: check((text) => isIP(text) !== 0 || isHostname(text), "expected an IP address or hostname"),
+      default: "",
+      parse: check(
+        optional((text) => isIP(text) !== 0 || isHostname(text)),
+        "expected an IP address or hostname, or empty for every address",
+      ),
       valueName: "<address>",
-      help: "Address of the metrics and health HTTP server.",
+      help:
+        "Address of the metrics and health HTTP server. Empty (the default): every address, IPv6 and IPv4 (IPv4 only " +
+        "where the node has no IPv6), so the kubelet's probes reach it on a single-stack IPv6 cluster too; 0.0.0.0 " +
+        "listens on IPv4 only.",
     }),
     "http-port": intFlag({
       group: "Observability",

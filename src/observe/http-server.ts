@@ -9,6 +9,7 @@ export type HealthCheck = { ok: boolean; detail?: string };
 export type HealthReport = { ok: boolean; checks: Record<string, HealthCheck> };
 
 export type HttpServerOptions = {
+  /** "": every address (IPv6 and IPv4). */
   readonly host: string;
   /** 0 picks a free port; the result reports the real one. */
   readonly port: number;
@@ -47,15 +48,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningH
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen({ host: opts.host, port: opts.port }, () => {
+    // No host: Node binds `::` (IPv4 too, dual-stack) and falls back to 0.0.0.0 where the node has no IPv6. Any host,
+    // even an IP literal, goes through a DNS lookup first (~10 ms of a start's CPU).
+    server.listen(opts.host === "" ? { port: opts.port } : { host: opts.host, port: opts.port }, () => {
       server.off("error", reject);
       resolve();
     });
   });
   server.on("error", (err) => logger.error("http server error", { err }));
 
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${port}`;
+  const { address, port } = server.address() as AddressInfo;
+  const host = opts.host === "" ? address : opts.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   logger.info("http server listening", { url });
 
   let closing: Promise<void> | undefined;

@@ -126,6 +126,25 @@ describe("observe/http-server", () => {
     expect((await call(`${server.url}/healthz`, { method: "DELETE" })).status).to.equal(405);
   });
 
+  it("listens on every address, IPv6 and IPv4, with no host (the default), so probes reach it on either stack", async () => {
+    const everywhere = await startHttpServer({
+      host: "",
+      port: 0,
+      registry: new Registry(),
+      health: () => health,
+      ready: () => ready,
+      logger: quietLogger(),
+    });
+    try {
+      // Node falls back to 0.0.0.0 where the machine has no IPv6; this machine's loopback has ::1.
+      expect(everywhere.url).to.equal(`http://[::]:${everywhere.port}`);
+      expect((await call(`http://127.0.0.1:${everywhere.port}/healthz`)).status).to.equal(200);
+      expect((await call(`http://[::1]:${everywhere.port}/healthz`)).status).to.equal(200);
+    } finally {
+      await everywhere.close();
+    }
+  });
+
   it("rejects when the port is taken", async () => {
     let failure: unknown;
     await startHttpServer({
