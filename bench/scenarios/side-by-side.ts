@@ -51,7 +51,12 @@ export async function removeSidePods(ctx: BenchContext): Promise<void> {
   });
 }
 
-export type SideLatency = LatencySummary & { readonly victims: number; readonly repaired: number };
+export type SideLatency = LatencySummary & {
+  readonly victims: number;
+  readonly repaired: number;
+  /** Each victim's time in the order they were broken (null: not repaired): which break a p99 is. */
+  readonly inBreakOrder: (number | null)[];
+};
 
 export type SideRun = {
   readonly round: number;
@@ -196,10 +201,12 @@ function latencyOf(
   victims: readonly Victim[],
   measure: (timing: RepairTiming) => number | undefined,
 ): SideLatency {
-  const keys = new Set(victims.map(victimKey));
-  const samples = timings.flatMap((t) => {
-    const ms = keys.has(t.key) ? measure(t) : undefined;
-    return ms === undefined ? [] : [ms];
+  const byKey = new Map(timings.map((t) => [t.key, t]));
+  const exact = victims.map((victim) => {
+    const timing = byKey.get(victimKey(victim));
+    return timing === undefined ? undefined : measure(timing);
   });
-  return { victims: victims.length, repaired: samples.length, ...latencySummary(samples) };
+  const samples = exact.filter((ms) => ms !== undefined);
+  const inBreakOrder = exact.map((ms) => (ms === undefined ? null : Math.round(ms * 100) / 100));
+  return { victims: victims.length, repaired: samples.length, ...latencySummary(samples), inBreakOrder };
 }
