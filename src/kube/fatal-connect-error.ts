@@ -1,6 +1,7 @@
 // Tells a connection failure that no retry can cure (rejected credentials, a certificate that does not verify)
 // from one that time may cure (the server is not up yet, a timeout, a 5xx), and words the first as one line.
 import { ApiError } from "./api-error.js";
+import { CredentialsError } from "./credential-refresh.js";
 import type { CredentialsDescription } from "./credentials.js";
 
 /** OpenSSL's verification failures as Node reports them in `error.code`, plus Node's own hostname check. */
@@ -29,6 +30,9 @@ const TLS_VERIFY_CODES = new Set([
 /** OpenSSL's answers to a server that does not speak TLS at all: an https:// URL for a plain-HTTP port. */
 const NOT_TLS_CODES = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG"]);
 
+/** Why a credential plugin could not be started at all (spawn): not there, or not executable. */
+const UNRUNNABLE_CODES = new Set(["ENOENT", "EACCES", "ENOTDIR"]);
+
 /** What Go's TLS server answers a plain-HTTP request with (the kube-apiserver's own port, as http://). */
 const PLAIN_HTTP_TO_TLS = "Client sent an HTTP request to an HTTPS server";
 
@@ -42,6 +46,11 @@ export function fatalConnectError(
   server: string,
   credentials: CredentialsDescription,
 ): string | undefined {
+  // A plugin that failed or is slow may do better next time; one that cannot be started never will.
+  if (error instanceof CredentialsError) {
+    const unrunnable = causeWithCode(error, UNRUNNABLE_CODES);
+    return unrunnable ? `${error.message} (the exec plugin cannot be started: ${unrunnable.code})` : undefined;
+  }
   if (error instanceof ApiError && error.status === 401) {
     return `${server} rejected the credentials of ${credentials.user}: 401 Unauthorized (the token or certificate is invalid, expired or revoked)`;
   }

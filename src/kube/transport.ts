@@ -6,7 +6,8 @@
 // budget. Here the JSON goes straight to the facts transform, over one agent.
 import type { IncomingHttpHeaders } from "node:http";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
-import type { ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
+import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
+import { CredentialRefresh } from "./credential-refresh.js";
 import type { Connections } from "./dispatch.js";
 import { Http2Connections } from "./http2-connections.js";
 import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
@@ -42,6 +43,8 @@ export type RequestObserver = (verb: Verb, code: string) => void;
 /** Auth headers can change (rotated service-account token, exec plugins): re-read them this often. */
 const AUTH_REFRESH_MS = 10_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long a request waits for fresh credentials (an exec plugin): as long as it would wait for its answer. */
+const CREDENTIALS_DEADLINE_MS = DEFAULT_TIMEOUT_MS;
 
 export type TransportOptions = {
   readonly userAgent: string;
@@ -68,6 +71,9 @@ export class KubeTransport {
   #connections: Connections | undefined;
   /** Parsed at the first request, as the URL of each request was before. */
   #targets: RequestTargets | undefined;
+  readonly #refresh = new CredentialRefresh(CREDENTIALS_DEADLINE_MS);
+  /** The authentication the headers below came from: requests that joined one refresh apply it once. */
+  #applied: Authentication | undefined;
   #headers: Record<string, string> = {};
   #headersReadAt = Number.NEGATIVE_INFINITY;
   /** Bumped each time the credentials are read, so a 401 can tell which credentials it answered. */
@@ -195,7 +201,7 @@ export class KubeTransport {
     credentials: number;
   }> {
     this.#targets ??= new RequestTargets(this.server);
-    const { headers: auth, connections } = await this.#credentialsAndConnections();
+    const { headers: auth, connections } = await this.#credentialsAndConnections(options.signal);
     const headers: Record<string, string> = {
       ...auth,
       accept: options.accept ?? "application/json",
@@ -236,19 +242,28 @@ export class KubeTransport {
     this.#reloadedAs = credentials + 1;
   }
 
-  /** The credentials' headers (re-read every AUTH_REFRESH_MS) and the connections. */
-  async #credentialsAndConnections(): Promise<{ headers: Record<string, string>; connections: Connections }> {
+  /**
+   * The credentials' headers (re-read every AUTH_REFRESH_MS) and the connections. Requests that find them stale
+   * together share one refresh (credential-refresh.ts); a refresh that fails or hangs fails the request, which
+   * throws a CredentialsError before anything is sent.
+   */
+  async #credentialsAndConnections(
+    signal: AbortSignal | undefined,
+  ): Promise<{ headers: Record<string, string>; connections: Connections }> {
     if (this.#connections && performance.now() - this.#headersReadAt < AUTH_REFRESH_MS) {
       return { headers: this.#headers, connections: this.#connections };
     }
-    const { headers, tls } = await this.#credentialsSource.authenticate();
+    const authentication = await this.#refresh.authenticate(this.#credentialsSource, signal);
     // TLS material is read once: the connections stay open across credential refreshes.
-    const connections = this.#connections ?? connectionsTo(this.server, tls, this.#connectionCheckMs);
+    const connections = this.#connections ?? connectionsTo(this.server, authentication.tls, this.#connectionCheckMs);
     this.#connections = connections;
-    this.#headers = headers;
-    this.#headersReadAt = performance.now();
-    this.#credentials++;
-    return { headers, connections };
+    if (authentication !== this.#applied) {
+      this.#applied = authentication;
+      this.#headers = authentication.headers;
+      this.#headersReadAt = performance.now();
+      this.#credentials++;
+    }
+    return { headers: this.#headers, connections };
   }
 }
 

@@ -1,5 +1,7 @@
 // Out of cluster with an exec-plugin user (as EKS, GKE and OIDC helpers work): the kubeconfig path loads
-// @kubernetes/client-node on demand, runs the plugin for a token, and the controller repairs as that user.
+// @kubernetes/client-node on demand, runs the plugin for a token, and the controller repairs as that user. A plugin
+// runs once for the start's requests together; one that cannot be started ends the start, naming it; one that never
+// answers is waited on for a request's timeout and said so, not for ever.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +11,7 @@ import { createPodInState } from "../../harness/broken-pods.js";
 import { ADMIN_USER } from "../../harness/control-plane.js";
 import { ControllerProcess } from "../../harness/controller-process.js";
 import { controlPlane } from "../../harness/shared-control-plane.js";
-import { waitFor } from "../../harness/wait.js";
+import { GiveUp, waitFor } from "../../harness/wait.js";
 import { controllerTest, PLAIN } from "./start.js";
 
 describe("controller out of cluster with an exec-plugin user", () => {
@@ -21,26 +23,39 @@ describe("controller out of cluster with an exec-plugin user", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("runs the plugin for its token and repairs as the user the token names", async () => {
+  /** A kubeconfig whose users get their token from `command`. */
+  function execKubeconfig(command: string): string {
+    const doc = JSON.parse(controlPlane().kubeconfigYaml()) as {
+      users: { name: string; user: Record<string, unknown> }[];
+    };
+    for (const user of doc.users) {
+      user.user = { exec: { apiVersion: "client.authentication.k8s.io/v1", command, interactiveMode: "Never" } };
+    }
+    const kubeconfig = join(dir, "exec.kubeconfig");
+    writeFileSync(kubeconfig, JSON.stringify(doc), { mode: 0o600 });
+    return kubeconfig;
+  }
+
+  /** A plugin script that counts its calls in `calls`, then runs `body`. */
+  function plugin(calls: string, body: string): string {
+    const file = join(dir, "token-plugin.sh");
+    writeFileSync(file, `#!/bin/sh\necho called >> '${calls}'\n${body}\n`);
+    chmodSync(file, 0o700);
+    return file;
+  }
+
+  const callsIn = (file: string): number => readFileSync(file, "utf8").trim().split("\n").length;
+
+  it("runs the plugin once for its token and repairs as the user the token names", async () => {
     const plane = controlPlane();
     const calls = join(dir, "calls");
-    const plugin = join(dir, "token-plugin.sh");
-    // Prints an ExecCredential, as a cloud provider's helper would, and counts its calls.
+    // Prints an ExecCredential, as a cloud provider's helper would.
     const credential = JSON.stringify({
       apiVersion: "client.authentication.k8s.io/v1",
       kind: "ExecCredential",
       status: { token: plane.adminToken },
     });
-    writeFileSync(plugin, `#!/bin/sh\necho called >> '${calls}'\necho '${credential}'\n`);
-    chmodSync(plugin, 0o700);
-    const doc = JSON.parse(plane.kubeconfigYaml()) as { users: { name: string; user: Record<string, unknown> }[] };
-    for (const user of doc.users) {
-      user.user = {
-        exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
-      };
-    }
-    const kubeconfig = join(dir, "exec.kubeconfig");
-    writeFileSync(kubeconfig, JSON.stringify(doc), { mode: 0o600 });
+    const kubeconfig = execKubeconfig(plugin(calls, `echo '${credential}'`));
 
     const running = t.adopt(
       await ControllerProcess.start({
@@ -49,10 +64,65 @@ describe("controller out of cluster with an exec-plugin user", () => {
     );
     expect(running.logsWith("using credentials")[0]?.source).to.equal(`--kubeconfig=${kubeconfig}`);
     expect(running.logsWith("connected")[0]?.identity).to.equal(ADMIN_USER);
-    expect(readFileSync(calls, "utf8")).to.include("called");
+    // The start's lists, watches and checks go out together: they share one run of the plugin, whose token has no
+    // expiry and so is kept.
+    expect(callsIn(calls)).to.equal(1);
 
     await createPodInState(t.api, { namespace: t.namespace, name: "broken" });
     await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, t.namespace).length === 1);
     expect(controllerDeletes(plane.auditLogPath, t.namespace)[0]?.responseStatus?.code).to.equal(200);
+  });
+
+  it("ends the start naming a plugin that cannot be started", async () => {
+    const missing = join(dir, "no-such-plugin");
+    const controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${execKubeconfig(missing)}`, ...PLAIN],
+      waitReady: false,
+    });
+    try {
+      expect(await controller.exited).to.equal(1);
+      const [line] = controller.logsWith("cannot connect");
+      expect(line?.error).to.match(
+        new RegExp(`^cannot get credentials for user "[^"]+" \\(exec plugin ${missing}\\): spawn ${missing} ENOENT`),
+      );
+      expect(line?.error).to.include("(the exec plugin cannot be started: ENOENT)");
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it("waits on a plugin that never answers for a request's timeout, says so, and starts no second one", async function () {
+    this.timeout(120_000);
+    const calls = join(dir, "calls");
+    const pidFile = join(dir, "plugin.pid");
+    const kubeconfig = execKubeconfig(plugin(calls, `echo $$ > '${pidFile}'\nexec sleep 300`));
+    // Still in its start-up checks when stopped, so it is not adopted: SIGTERM ends it there without an exit code.
+    const controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${kubeconfig}`, ...PLAIN],
+      waitReady: false,
+    });
+    let exitCode: number | null | undefined;
+    void controller.exited.then((code) => {
+      exitCode = code;
+    });
+    try {
+      const { warning } = await waitFor(
+        "the warning that credentials did not come",
+        () => {
+          if (exitCode !== undefined) throw new GiveUp(`exited ${exitCode}: ${controller.output()}`);
+          const [warning] = controller.logsWith("cannot get credentials yet; will keep trying");
+          return warning && { warning };
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect(warning?.error).to.match(
+        /^no credentials for user "[^"]+" \(exec plugin .*token-plugin\.sh\) within 30 s/,
+      );
+      // Every request since (the lists' retries, the permission check) joined the one stuck plugin.
+      expect(callsIn(calls)).to.equal(1);
+    } finally {
+      await controller.stop();
+      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+    }
   });
 });

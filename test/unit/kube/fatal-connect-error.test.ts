@@ -2,6 +2,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { expect } from "chai";
 import { ApiError } from "../../../src/kube/api-error.js";
+import { CredentialsError } from "../../../src/kube/credential-refresh.js";
 import { describeCredentials, tokenClaims } from "../../../src/kube/credentials.js";
 import { fatalConnectError, tlsVerifyError } from "../../../src/kube/fatal-connect-error.js";
 
@@ -28,6 +29,25 @@ describe("kube/fatalConnectError", () => {
     expect(fatalConnectError(new ApiError("x", { status: 403 }), SERVER, credentials)).to.match(
       /^https:\/\/10\.0\.0\.1:6443 refused user "ops" \(token\) a SelfSubjectReview.*403 Forbidden/,
     );
+  });
+
+  it("an exec plugin that cannot be started: its error and the spawn's code", () => {
+    for (const code of ["ENOENT", "EACCES"]) {
+      const spawn = Object.assign(new Error(`spawn /usr/local/bin/aws ${code}`), { code });
+      const error = new CredentialsError(`cannot get credentials for user "eks" (exec plugin aws): ${spawn.message}`, {
+        cause: spawn,
+      });
+      expect(fatalConnectError(error, SERVER, credentials)).to.equal(
+        `${error.message} (the exec plugin cannot be started: ${code})`,
+      );
+    }
+  });
+
+  it("an exec plugin that failed or did not answer in time: retried, not fatal", () => {
+    const failed = new CredentialsError("cannot get credentials for x: throttled", { cause: new Error("throttled") });
+    const slow = new CredentialsError("no credentials for x within 30 s: still waiting on it");
+    expect(fatalConnectError(failed, SERVER, credentials)).to.equal(undefined);
+    expect(fatalConnectError(slow, SERVER, credentials)).to.equal(undefined);
   });
 
   it("a certificate that does not verify: names the server, the CA, the reason and its code", () => {
