@@ -1,8 +1,7 @@
 // Opens the connection both commands use: credentials from config, one transport, and a who-am-I probe.
 import type { Config } from "../config/config.js";
 import { loadCredentials } from "../kube/connect.js";
-import { CredentialsError } from "../kube/credential-refresh.js";
-import { fatalConnectError } from "../kube/fatal-connect-error.js";
+import { credentialsErrorOf, fatalConnectError } from "../kube/fatal-connect-error.js";
 import { KubeTransport } from "../kube/transport.js";
 import { whoAmI } from "../kube/whoami.js";
 import type { Logger } from "../observe/logger.js";
@@ -53,7 +52,7 @@ export async function checkConnection(transport: KubeTransport, source: string, 
     const fatal = fatalConnectError(error, transport.server, transport.credentials.describe());
     if (fatal !== undefined) throw new Error(`${fatal}; credentials from ${source}`, { cause: error });
     // A request that failed for want of credentials never reached the server: say which it was.
-    const what = error instanceof CredentialsError ? "cannot get credentials yet" : "cannot reach the API server yet";
+    const what = credentialsErrorOf(error) ? "cannot get credentials yet" : "cannot reach the API server yet";
     log.warn(`${what}; will keep trying`, { server: transport.server, error: messageOf(error) });
   }
 }

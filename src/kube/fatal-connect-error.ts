@@ -47,9 +47,12 @@ export function fatalConnectError(
   credentials: CredentialsDescription,
 ): string | undefined {
   // A plugin that failed or is slow may do better next time; one that cannot be started never will.
-  if (error instanceof CredentialsError) {
-    const unrunnable = causeWithCode(error, UNRUNNABLE_CODES);
-    return unrunnable ? `${error.message} (the exec plugin cannot be started: ${unrunnable.code})` : undefined;
+  const credentialsError = credentialsErrorOf(error);
+  if (credentialsError) {
+    const unrunnable = causeWithCode(credentialsError, UNRUNNABLE_CODES);
+    return unrunnable
+      ? `${credentialsError.message} (the exec plugin cannot be started: ${unrunnable.code})`
+      : undefined;
   }
   if (error instanceof ApiError && error.status === 401) {
     return `${server} rejected the credentials of ${credentials.user}: 401 Unauthorized (the token or certificate is invalid, expired or revoked)`;
@@ -69,6 +72,12 @@ export function fatalConnectError(
     return `${server} speaks HTTPS, not plain HTTP (400: ${PLAIN_HTTP_TO_TLS}): write its server as https://`;
   }
   return undefined;
+}
+
+/** Why a request was not sent: its credentials could not be had (transport.ts wraps it in an ApiError). */
+export function credentialsErrorOf(error: unknown): CredentialsError | undefined {
+  if (error instanceof CredentialsError) return error;
+  return error instanceof ApiError && error.cause instanceof CredentialsError ? error.cause : undefined;
 }
 
 function causeWithCode(error: unknown, codes: ReadonlySet<string>): { code: string; message: string } | undefined {

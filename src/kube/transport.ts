@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ApiError, apiErrorFromResponse } from "./api-error.js";
 import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
-import { CredentialRefresh } from "./credential-refresh.js";
+import { CredentialRefresh, CredentialsError } from "./credential-refresh.js";
 import type { Connections } from "./dispatch.js";
 import { Http2Connections } from "./http2-connections.js";
 import { isProtobuf, openEnvelope, readStatusMessage } from "./protobuf-envelope.js";
@@ -131,7 +131,7 @@ export class KubeTransport {
    * no promise per chunk (a WHATWG body's for-await cost ~100 µs of CPU per event) and no Node stream either.
    */
   async stream(path: string, options: RequestOptions = {}): Promise<WatchResponse> {
-    const { targets, headers, connections, credentials } = await this.#prepare(options);
+    const { targets, headers, connections, credentials } = await this.#prepare("watch", "GET", path, options);
     let answer: StreamedResponse;
     try {
       // No timeout: the reader's stall watchdog, armed at the dial and at every chunk, is the stream's one deadline
@@ -159,7 +159,7 @@ export class KubeTransport {
 
   /** Sends the request and returns a 2xx answer; other answers throw ApiError. */
   async #send(verb: Verb, method: string, path: string, options: RequestOptions): Promise<WholeResponse> {
-    const { targets, headers, connections, credentials } = await this.#prepare(options);
+    const { targets, headers, connections, credentials } = await this.#prepare(verb, method, path, options);
     let answer: WholeResponse;
     try {
       answer = await dispatchWhole(
@@ -193,15 +193,35 @@ export class KubeTransport {
     );
   }
 
-  /** Where requests go, the request headers, the connections, and which credentials they carry. */
-  async #prepare(options: RequestOptions): Promise<{
+  /**
+   * Where requests go, the request headers, the connections, and which credentials they carry. Credentials that
+   * cannot be had fail the request unsent, as an ApiError of status 0 (counted as an error): every caller already
+   * handles a request that got no answer, and retries it.
+   */
+  async #prepare(
+    verb: Verb,
+    method: string,
+    path: string,
+    options: RequestOptions,
+  ): Promise<{
     targets: RequestTargets;
     headers: Record<string, string>;
     connections: Connections;
     credentials: number;
   }> {
     this.#targets ??= new RequestTargets(this.server);
-    const { headers: auth, connections } = await this.#credentialsAndConnections(options.signal);
+    let auth: Record<string, string>;
+    let connections: Connections;
+    try {
+      ({ headers: auth, connections } = await this.#credentialsAndConnections(options.signal));
+    } catch (error) {
+      if (!(error instanceof CredentialsError)) throw error;
+      this.#observe(verb, "error");
+      throw new ApiError(`${method} ${this.#targets.pathOf(path)}: not sent: ${error.message}`, {
+        status: 0,
+        cause: error,
+      });
+    }
     const headers: Record<string, string> = {
       ...auth,
       accept: options.accept ?? "application/json",

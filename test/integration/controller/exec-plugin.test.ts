@@ -116,7 +116,7 @@ describe("controller out of cluster with an exec-plugin user", () => {
         { timeoutMs: 60_000 },
       );
       expect(warning?.error).to.match(
-        /^no credentials for user "[^"]+" \(exec plugin .*token-plugin\.sh\) within 30 s/,
+        /: not sent: no credentials for user "[^"]+" \(exec plugin .*token-plugin\.sh\) within 30 s/,
       );
       // Every request since (the lists' retries, the permission check) joined the one stuck plugin.
       expect(callsIn(calls)).to.equal(1);

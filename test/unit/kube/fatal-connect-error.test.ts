@@ -37,9 +37,11 @@ describe("kube/fatalConnectError", () => {
       const error = new CredentialsError(`cannot get credentials for user "eks" (exec plugin aws): ${spawn.message}`, {
         cause: spawn,
       });
-      expect(fatalConnectError(error, SERVER, credentials)).to.equal(
-        `${error.message} (the exec plugin cannot be started: ${code})`,
-      );
+      const fatal = `${error.message} (the exec plugin cannot be started: ${code})`;
+      expect(fatalConnectError(error, SERVER, credentials)).to.equal(fatal);
+      // As a request fails with it: unsent, status 0.
+      const unsent = new ApiError(`POST /x: not sent: ${error.message}`, { status: 0, cause: error });
+      expect(fatalConnectError(unsent, SERVER, credentials)).to.equal(fatal);
     }
   });
 
