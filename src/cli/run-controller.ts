@@ -14,6 +14,7 @@ import { composeController } from "./compose.js";
 import { checkConnection, openTransport } from "./connect-cluster.js";
 import { createElector } from "./election.js";
 import { checkPermissions } from "./permission-check.js";
+import { listenForStop, STOPPED } from "./stop-signal.js";
 import { applyV8Flags } from "./v8-flags.js";
 import { REVISION, VERSION } from "./version.js";
 
@@ -35,6 +36,8 @@ export async function runController(config: Config): Promise<number> {
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   const log = logger.child({ component: "main" });
   log.info("starting cni-repair", { version: VERSION, revision: REVISION, config: loggableConfig(config) });
+  // From here a SIGTERM is a stop, also while the start-up checks below still wait on the server.
+  const stop = listenForStop();
   const registry = new Registry();
   // Liveness' heartbeat, also the source of the event-loop lag metrics.
   const eventLoop = startEventLoopMonitor({ intervalMs: EVENT_LOOP_HEARTBEAT_MS });
@@ -72,27 +75,34 @@ export async function runController(config: Config): Promise<number> {
   // The initial lists start now, while the checks below wait on their round trips: the pod list is start-up's
   // longest step, and a list only reads. Nothing acts (no election, no worker) until every check has passed.
   parts.manager.startCaches();
-  const giveUp = async (code: number): Promise<number> => {
+  const giveUp = async (code: number, lastWord?: string): Promise<number> => {
     await parts.manager.stop();
     eventLoop.stop();
     await transport.close();
+    if (lastWord) log.info(lastWord);
     await flushLogger(logger);
     return code;
+  };
+  // Stopped before anything could act: nothing in flight, no Lease held, so no budget to spend.
+  const stoppedInStart = async (): Promise<number> => {
+    log.info("shutting down", { signal: stop.signal, during: "start-up checks" });
+    return await giveUp(0, "stopped");
   };
 
   // 4. Who the server says we are (a credential it refuses is fatal), then refuse to run half-able: every
   // permission the mode needs, or exit 3 with the rules that would grant it. What bounds those permissions, at the
   // same time (round trips both): the admission policies that should be there. That one only warns.
   try {
-    await checkConnection(transport, opened.source, log);
+    if ((await stop.unless(checkConnection(transport, opened.source, log))) === STOPPED) return await stoppedInStart();
   } catch (error) {
     log.error("cannot connect", { error: messageOf(error) });
     return await giveUp(1);
   }
-  const [missing] = await Promise.all([
-    checkPermissions(config, transport, log),
-    checkAdmissionPolicies(config, transport, log),
-  ]);
+  const checked = await stop.unless(
+    Promise.all([checkPermissions(config, transport, log), checkAdmissionPolicies(config, transport, log)]),
+  );
+  if (checked === STOPPED) return await stoppedInStart();
+  const [missing] = checked;
   if (missing !== undefined) {
     log.error("missing permissions", { missing });
     process.stderr.write(`cni-repair: missing permissions:\n${missing}\n`);
@@ -159,10 +169,7 @@ export async function runController(config: Config): Promise<number> {
   // 7. Shutdown, in reverse (see controller/manager.ts): stop taking work and let in-flight actions finish, write
   // their Events, only then release the Lease (a successor must not act while we still do); then the HTTP server,
   // the connection, the logs. One --shutdown-timeout budget for the actions and their Events.
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-    process.once("SIGINT", () => resolve("SIGINT"));
-  });
+  const signal = await stop.received;
   log.info("shutting down", { signal, timeoutMs: config.shutdownTimeoutMs });
   started.abort();
   await parts.manager.stop(config.shutdownTimeoutMs);

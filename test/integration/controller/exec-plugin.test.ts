@@ -91,12 +91,12 @@ describe("controller out of cluster with an exec-plugin user", () => {
     }
   });
 
-  it("waits on a plugin that never answers for a request's timeout, says so, and starts no second one", async function () {
+  it("waits on a plugin that never answers for a request's timeout, says so, starts no second one, and stops at SIGTERM", async function () {
     this.timeout(120_000);
     const calls = join(dir, "calls");
     const pidFile = join(dir, "plugin.pid");
     const kubeconfig = execKubeconfig(plugin(calls, `echo $$ > '${pidFile}'\nexec sleep 300`));
-    // Still in its start-up checks when stopped, so it is not adopted: SIGTERM ends it there without an exit code.
+    // Not adopted: it is stopped below while still in its start-up checks.
     const controller = await ControllerProcess.start({
       args: [`--kubeconfig=${kubeconfig}`, ...PLAIN],
       waitReady: false,
@@ -120,6 +120,11 @@ describe("controller out of cluster with an exec-plugin user", () => {
       );
       // Every request since (the lists' retries, the permission check) joined the one stuck plugin.
       expect(callsIn(calls)).to.equal(1);
+      // A stop during the start-up checks is a stop: exit 0 and its log lines, though the plugin still holds its
+      // pipes open (and not SIGKILLed after stop()'s grace period: that would be a null code).
+      expect(await controller.stop()).to.equal(0);
+      expect(controller.logsWith("shutting down")[0]).to.include({ signal: "SIGTERM", during: "start-up checks" });
+      expect(controller.logsWith("stopped")).to.have.length(1);
     } finally {
       await controller.stop();
       process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
