@@ -1,10 +1,11 @@
 // Credentials from a kubeconfig: client-node resolves the user (token, token file, exec plugin, OIDC, client
 // certificate) and the TLS settings. Only the type is imported here; the module loads with the kubeconfig files.
 import { accessSync, constants } from "node:fs";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { Cluster, KubeConfig } from "@kubernetes/client-node";
 import { messageOf } from "../util/message-of.js";
 import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import { type CredentialsDescription, describeCredentials } from "./credentials.js";
+import { withExecInfo } from "./exec-plugin-setup.js";
 
 export class KubeConfigCredentials implements ClusterCredentials {
   readonly server: string;
@@ -15,7 +16,7 @@ export class KubeConfigCredentials implements ClusterCredentials {
     if (!cluster) throw new Error(`kubeconfig context "${config.getCurrentContext()}" names no cluster`);
     if (cluster.proxyUrl) throw new Error(`kubeconfig cluster "${cluster.name}": proxy-url is not supported`);
     this.server = serverUrl(cluster.name, cluster.server);
-    this.config = this.server.startsWith("http:") ? plainHttp(config, cluster.name) : config;
+    this.config = execPluginFor(this.server.startsWith("http:") ? plainHttp(config, cluster.name) : config, cluster);
   }
 
   get namespace(): string | undefined {
@@ -82,6 +83,19 @@ export function serverUrl(clusterName: string, server: string): string {
  * A plain-HTTP server (kubectl proxy): client-node refuses to build options for an http:// server unless TLS
  * verification is off, and over plain HTTP there is none to do, so the cluster says so (kubectl asks nothing).
  */
+/** The current user's exec plugin, if it has one, told about `cluster` as kubectl tells it (exec-plugin-setup.ts). */
+function execPluginFor(config: KubeConfig, cluster: Cluster): KubeConfig {
+  const current = config.getCurrentUser();
+  if (!current?.exec) return config;
+  config.loadFromOptions({
+    clusters: config.getClusters(),
+    users: config.getUsers().map((user) => (user.name === current.name ? withExecInfo(user, cluster) : user)),
+    contexts: config.getContexts(),
+    currentContext: config.getCurrentContext(),
+  });
+  return config;
+}
+
 function plainHttp(config: KubeConfig, clusterName: string): KubeConfig {
   config.loadFromOptions({
     clusters: config

@@ -2,6 +2,7 @@
 // @kubernetes/client-node, so it is only ever loaded (dynamically) when a kubeconfig is used.
 import { type Cluster, type Context, KubeConfig, type User } from "@kubernetes/client-node";
 import { messageOf } from "../util/message-of.js";
+import { resolveExecCommand } from "./exec-plugin-setup.js";
 
 /** The kubeconfig files to merge, in order, and how the user named them (for messages). */
 export type KubeconfigFiles = { readonly files: readonly string[]; readonly origin: string; readonly source: string };
@@ -42,6 +43,8 @@ function readKubeconfigFile(file: string, origin: string): KubeConfig {
       cause: error,
     });
   }
+  // As kubectl: a relative exec command is relative to the file that names it (client-node leaves it to the cwd).
+  config.users = config.users.map((user) => resolveExecCommand(user, file));
   // Any YAML loads (a plain text file is one YAML string): a file that defines nothing is not a kubeconfig.
   const empty = config.clusters.length + config.users.length + config.contexts.length === 0;
   if (empty && !config.getCurrentContext()) {

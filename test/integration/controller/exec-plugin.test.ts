@@ -1,7 +1,8 @@
 // Out of cluster with an exec-plugin user (as EKS, GKE and OIDC helpers work): the kubeconfig path loads
 // @kubernetes/client-node on demand, runs the plugin for a token, and the controller repairs as that user. A plugin
-// runs once for the start's requests together; one that cannot be started ends the start, naming it; one that never
-// answers is waited on for a request's timeout and said so, not for ever.
+// runs once for the start's requests together, from where kubectl would run it and told what kubectl tells it; one
+// that cannot be started or needs a terminal ends the start, naming it; one that never answers is waited on for a
+// request's timeout and said so, not for ever.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,13 +24,15 @@ describe("controller out of cluster with an exec-plugin user", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A kubeconfig whose users get their token from `command`. */
-  function execKubeconfig(command: string): string {
+  /** A kubeconfig whose users get their token from `command`, with `more` in their exec block. */
+  function execKubeconfig(command: string, more: Record<string, unknown> = {}): string {
     const doc = JSON.parse(controlPlane().kubeconfigYaml()) as {
       users: { name: string; user: Record<string, unknown> }[];
     };
     for (const user of doc.users) {
-      user.user = { exec: { apiVersion: "client.authentication.k8s.io/v1", command, interactiveMode: "Never" } };
+      user.user = {
+        exec: { apiVersion: "client.authentication.k8s.io/v1", command, interactiveMode: "Never", ...more },
+      };
     }
     const kubeconfig = join(dir, "exec.kubeconfig");
     writeFileSync(kubeconfig, JSON.stringify(doc), { mode: 0o600 });
@@ -71,6 +74,52 @@ describe("controller out of cluster with an exec-plugin user", () => {
     await createPodInState(t.api, { namespace: t.namespace, name: "broken" });
     await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, t.namespace).length === 1);
     expect(controllerDeletes(plane.auditLogPath, t.namespace)[0]?.responseStatus?.code).to.equal(200);
+  });
+
+  it("runs a plugin named relative to its kubeconfig, and tells it the cluster as kubectl does", async () => {
+    const plane = controlPlane();
+    const calls = join(dir, "calls");
+    const execInfo = join(dir, "exec-info.json");
+    const credential = JSON.stringify({
+      apiVersion: "client.authentication.k8s.io/v1",
+      kind: "ExecCredential",
+      status: { token: plane.adminToken },
+    });
+    plugin(calls, `printf '%s' "$KUBERNETES_EXEC_INFO" > '${execInfo}'\necho '${credential}'`);
+    // Relative to the kubeconfig's directory, not to the controller's working directory (the repository's root).
+    const kubeconfig = execKubeconfig("./token-plugin.sh", { provideClusterInfo: true });
+
+    const running = t.adopt(
+      await ControllerProcess.start({
+        args: [`--kubeconfig=${kubeconfig}`, `--field-selector=metadata.namespace=${t.namespace}`, ...PLAIN],
+      }),
+    );
+    expect(running.logsWith("connected")[0]?.identity).to.equal(ADMIN_USER);
+    expect(JSON.parse(readFileSync(execInfo, "utf8"))).to.deep.equal({
+      apiVersion: "client.authentication.k8s.io/v1",
+      kind: "ExecCredential",
+      spec: {
+        interactive: false,
+        cluster: { server: plane.server, "certificate-authority-data": Buffer.from(plane.caPem).toString("base64") },
+      },
+    });
+    await createPodInState(t.api, { namespace: t.namespace, name: "broken" });
+    await waitFor("the delete", () => controllerDeletes(plane.auditLogPath, t.namespace).length === 1);
+  });
+
+  it("ends the start naming a plugin that asks for a terminal", async () => {
+    const controller = await ControllerProcess.start({
+      args: [`--kubeconfig=${execKubeconfig("aws", { interactiveMode: "Always" })}`, ...PLAIN],
+      waitReady: false,
+    });
+    try {
+      expect(await controller.exited).to.equal(1);
+      expect(controller.logsWith("cannot connect")[0]?.error).to.match(
+        /^kubeconfig user "[^"]+": its exec plugin's interactiveMode is Always, and a controller has no terminal/,
+      );
+    } finally {
+      await controller.stop();
+    }
   });
 
   it("ends the start naming a plugin that cannot be started", async () => {
