@@ -7,10 +7,14 @@ export type CredentialsDescription = {
   readonly user: string;
   /** e.g. `CA file /var/run/…/ca.crt`, or `the system's trusted CAs`. */
   readonly ca: string;
+  /** The exec plugin's installHint from the kubeconfig, on one line: what to do when it is not installed. */
+  readonly installHint?: string;
 };
 
 export function describeCredentials(config: KubeConfig, now = Date.now()): CredentialsDescription {
-  return { user: describeUser(config, now), ca: describeCa(config) };
+  const hint = (config.getCurrentUser()?.exec as { installHint?: unknown } | undefined)?.installHint;
+  const installHint = typeof hint === "string" ? hint.replace(/\s+/g, " ").trim() : "";
+  return { user: describeUser(config, now), ca: describeCa(config), ...(installHint && { installHint }) };
 }
 
 function describeUser(config: KubeConfig, now: number): string {

@@ -50,9 +50,11 @@ export function fatalConnectError(
   const credentialsError = credentialsErrorOf(error);
   if (credentialsError) {
     const unrunnable = causeWithCode(credentialsError, UNRUNNABLE_CODES);
-    return unrunnable
-      ? `${credentialsError.message} (the exec plugin cannot be started: ${unrunnable.code})`
-      : undefined;
+    if (!unrunnable) return undefined;
+    // kubectl shows the kubeconfig's installHint for a plugin that is not there (GKE's names its package).
+    const hint =
+      unrunnable.code === "ENOENT" && credentials.installHint ? `; install hint: ${credentials.installHint}` : "";
+    return `${credentialsError.message} (the exec plugin cannot be started: ${unrunnable.code})${hint}`;
   }
   if (error instanceof ApiError && error.status === 401) {
     return `${server} rejected the credentials of ${credentials.user}: 401 Unauthorized (the token or certificate is invalid, expired or revoked)`;

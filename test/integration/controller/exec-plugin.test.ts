@@ -122,10 +122,11 @@ describe("controller out of cluster with an exec-plugin user", () => {
     }
   });
 
-  it("ends the start naming a plugin that cannot be started", async () => {
+  it("ends the start naming a plugin that cannot be started, with its install hint", async () => {
     const missing = join(dir, "no-such-plugin");
+    const installHint = "Install no-such-plugin from your cloud's tools.";
     const controller = await ControllerProcess.start({
-      args: [`--kubeconfig=${execKubeconfig(missing)}`, ...PLAIN],
+      args: [`--kubeconfig=${execKubeconfig(missing, { installHint })}`, ...PLAIN],
       waitReady: false,
     });
     try {
@@ -134,7 +135,7 @@ describe("controller out of cluster with an exec-plugin user", () => {
       expect(line?.error).to.match(
         new RegExp(`^cannot get credentials for user "[^"]+" \\(exec plugin ${missing}\\): spawn ${missing} ENOENT`),
       );
-      expect(line?.error).to.include("(the exec plugin cannot be started: ENOENT)");
+      expect(line?.error).to.include(`(the exec plugin cannot be started: ENOENT); install hint: ${installHint}`);
     } finally {
       await controller.stop();
     }

@@ -45,6 +45,31 @@ describe("kube/fatalConnectError", () => {
     }
   });
 
+  it("an exec plugin that is not there: the kubeconfig's installHint, on one line; not for one not executable", () => {
+    const config = new KubeConfig();
+    config.loadFromOptions({
+      clusters: [{ name: "c", server: SERVER, skipTLSVerify: false }],
+      users: [
+        {
+          name: "gke",
+          exec: { command: "gke-gcloud-auth-plugin", installHint: "Install gke-gcloud-auth-plugin\n  for kubectl." },
+        },
+      ],
+      contexts: [{ name: "x", cluster: "c", user: "gke" }],
+      currentContext: "x",
+    });
+    const described = describeCredentials(config);
+    expect(described.installHint).to.equal("Install gke-gcloud-auth-plugin for kubectl.");
+    const failing = (code: string) =>
+      new CredentialsError(`cannot get credentials for ${described.user}: spawn gke-gcloud-auth-plugin ${code}`, {
+        cause: Object.assign(new Error(`spawn gke-gcloud-auth-plugin ${code}`), { code }),
+      });
+    expect(fatalConnectError(failing("ENOENT"), SERVER, described)).to.match(
+      /\(the exec plugin cannot be started: ENOENT\); install hint: Install gke-gcloud-auth-plugin for kubectl\.$/,
+    );
+    expect(fatalConnectError(failing("EACCES"), SERVER, described)).to.match(/cannot be started: EACCES\)$/);
+  });
+
   it("an exec plugin that failed or did not answer in time: retried, not fatal", () => {
     const failed = new CredentialsError("cannot get credentials for x: throttled", { cause: new Error("throttled") });
     const slow = new CredentialsError("no credentials for x within 30 s: still waiting on it");
