@@ -150,7 +150,12 @@ export async function runController(config: Config): Promise<number> {
     return await giveUp(1);
   }
 
-  // 6. Run: the manager (reflectors already listing) starts the election, then (caches listed) the workers.
+  // 6. Run: the manager (reflectors already listing) starts the election, then (caches listed) the workers; not
+  // after a stop that came meanwhile.
+  if (stop.signal !== undefined) {
+    await server.close();
+    return await stoppedInStart();
+  }
   parts.manager.start();
   const started = new AbortController();
   void parts.manager.waitForSync(started.signal).then((synced) => {
