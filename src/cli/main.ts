@@ -3,6 +3,7 @@ import { parseConfig } from "../config/config.js";
 // Entry point of the `cni-repair` command: parse the configuration, then run the command asked for (bare: help).
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
+import { unsupportedNode } from "./node-support.js";
 import { applyV8Flags } from "./v8-flags.js";
 import { versionText } from "./version.js";
 
@@ -11,6 +12,11 @@ import { versionText } from "./version.js";
  * errors).
  */
 async function main(): Promise<number> {
+  const unsupported = unsupportedNode();
+  if (unsupported !== undefined) {
+    console.error(`cni-repair: ${unsupported}`);
+    return 1;
+  }
   let parsed: ReturnType<typeof parseConfig>;
   try {
     parsed = parseConfig(process.argv.slice(2), process.env);

@@ -4,7 +4,8 @@
 //   directory (a bare name is looked up on PATH);
 // - the plugin is told in KUBERNETES_EXEC_INFO that no one can answer it (spec.interactive false) and, with
 //   provideClusterInfo, which cluster it is for (spec.cluster: Pinniped and other per-cluster plugins need it);
-// - interactiveMode Always can never work in a controller, so it is refused at once instead of at each refresh.
+// - interactiveMode Always can never work in a controller, and an exec block without a command never works at all:
+//   both are refused at once instead of failing at each refresh.
 // Facts from the client.authentication.k8s.io ExecCredential reference (kubernetes.io, "Client Authentication (v1)").
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
@@ -37,11 +38,15 @@ export function resolveExecCommand(user: User, kubeconfigFile: string): User {
 
 /**
  * The user as its plugin must run for `cluster`: KUBERNETES_EXEC_INFO after the kubeconfig's own env (so it wins, as
- * with kubectl). Throws for interactiveMode Always, naming the user. A user without exec is returned as it is.
+ * with kubectl). Throws for an exec block without a command, or with interactiveMode Always, naming the user. A user
+ * without exec is returned as it is.
  */
 export function withExecInfo(user: User, cluster: Cluster): User {
   const exec = execOf(user);
   if (!exec) return user;
+  if (typeof exec.command !== "string" || exec.command.trim() === "") {
+    throw new Error(`kubeconfig user "${user.name}": its exec block has no command`);
+  }
   if (exec.interactiveMode === "Always") {
     throw new Error(
       `kubeconfig user "${user.name}": its exec plugin's interactiveMode is Always, and a controller has no terminal ` +

@@ -74,5 +74,13 @@ function withContext(config: KubeConfig, context: string, origin: string): KubeC
   }
   if (!config.getContextObject(current)) throw new Error(`${origin}: current-context "${current}" is not defined`);
   if (!config.getCurrentCluster()) throw new Error(`${origin}: current context "${current}" names no cluster`);
+  // As kubectl: a user named but defined nowhere is a mistake, not a wish to be anonymous (a context naming no user is).
+  const user = config.getContextObject(current)?.user;
+  if (user && !config.getUser(user)) {
+    const known = config.getUsers().map((u) => u.name);
+    throw new Error(
+      `${origin}: current context "${current}" names user "${user}", which is not defined (users: ${known.join(", ") || "none"})`,
+    );
+  }
   return config;
 }

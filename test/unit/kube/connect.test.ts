@@ -102,6 +102,26 @@ describe("kube/connect kubeconfig files", () => {
     expect(() => load([a])).to.throw('KUBECONFIG: current-context "gone" is not defined');
   });
 
+  it("names a user the current context names and no file defines; a context naming none is anonymous", () => {
+    const a = file("a", { clusters: ["c"], users: ["admin"], contexts: [["x", "c"]], current: "x" });
+    expect(() => load([a])).to.throw(
+      'KUBECONFIG: current context "x" names user "u", which is not defined (users: admin)',
+    );
+    // Defined in a later file of KUBECONFIG: found, as kubectl finds it.
+    const b = file("b", { users: ["u"] });
+    expect(load([a, b]).config.getCurrentUser()?.name).to.equal("u");
+    const anonymous = join(dir, "anonymous");
+    writeFileSync(
+      anonymous,
+      JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:8001" } }],
+        contexts: [{ name: "proxy", context: { cluster: "c" } }],
+        "current-context": "proxy",
+      }),
+    );
+    expect(load([anonymous]).config.getCurrentUser()).to.equal(null);
+  });
+
   it("still refuses a --kubeconfig that does not exist", () => {
     const path = join(dir, "nope");
     expect(() => loadKubeConfig({ kubeconfig: path, context: "" }, {})).to.throw(

@@ -90,6 +90,14 @@ describe("kube/exec-plugin-setup", () => {
     expect(info.spec).to.deep.equal({ interactive: false });
   });
 
+  it("withExecInfo: refuses an exec block without a command, naming the user", () => {
+    for (const command of [undefined, "", " "]) {
+      expect(() => withExecInfo(execUser({ command }), cluster)).to.throw(
+        'kubeconfig user "u": its exec block has no command',
+      );
+    }
+  });
+
   it("withExecInfo: refuses interactiveMode Always, naming the user; a user without exec is untouched", () => {
     expect(() => withExecInfo(execUser({ interactiveMode: "Always" }), cluster)).to.throw(
       'kubeconfig user "u": its exec plugin\'s interactiveMode is Always, and a controller has no terminal',
