@@ -29,7 +29,7 @@ export async function loadCredentials(
     ]);
     const load = () => new KubeConfigCredentials(loadKubeConfig(found, settings.context));
     const credentials = load();
-    credentials.checkFiles();
+    credentials.check();
     return { credentials, source: found.source, reload: load };
   }
   const inCluster = inClusterCredentials(env);

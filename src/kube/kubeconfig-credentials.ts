@@ -6,6 +6,7 @@ import { messageOf } from "../util/message-of.js";
 import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import { type CredentialsDescription, describeCredentials } from "./credentials.js";
 import { withExecInfo } from "./exec-plugin-setup.js";
+import { checkTlsSettings } from "./tls-settings-check.js";
 
 export class KubeConfigCredentials implements ClusterCredentials {
   readonly server: string;
@@ -33,11 +34,12 @@ export class KubeConfigCredentials implements ClusterCredentials {
   }
 
   /**
-   * Throws naming the first file of the TLS settings (the cluster's certificate-authority, the user's
-   * client-certificate and client-key) that cannot be read: kubectl refuses to start then, and retrying would only
-   * repeat the error on every request. Checked once at start; a later reload reads them as it goes.
+   * Throws naming what in the TLS settings can never work: first a file (the cluster's certificate-authority, the
+   * user's client-certificate and client-key) that cannot be read, then the settings themselves
+   * (tls-settings-check.ts). kubectl refuses to start then, and retrying would only repeat the error on every
+   * request. Checked once at start; a later reload reads them as it goes.
    */
-  checkFiles(): void {
+  check(): void {
     const cluster = this.config.getCurrentCluster();
     const user = this.config.getCurrentUser();
     for (const [what, file] of [
@@ -52,6 +54,7 @@ export class KubeConfigCredentials implements ClusterCredentials {
         throw new Error(`kubeconfig ${what} file "${file}" cannot be read: ${messageOf(error)}`, { cause: error });
       }
     }
+    if (cluster) checkTlsSettings(cluster, user, this.server.startsWith("https:"));
   }
 
   describe(now = Date.now()): CredentialsDescription {
@@ -64,6 +67,10 @@ export class KubeConfigCredentials implements ClusterCredentials {
  * https:// or http:// can never work, so it is refused at once, naming it.
  */
 export function serverUrl(clusterName: string, server: string): string {
+  // "https:/" is a scheme with a broken authority (client-node leaves "https://" so), not a host named "https".
+  if (/^[a-z][a-z0-9+.-]*:\/(?!\/)/i.test(server)) {
+    throw new Error(`kubeconfig cluster "${clusterName}": server ${JSON.stringify(server)} is not a URL`);
+  }
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(server) ? server : `https://${server}`;
   let url: URL;
   try {

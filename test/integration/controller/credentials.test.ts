@@ -1,5 +1,6 @@
-// Credentials and TLS are checked at startup: a wrong or missing CA, a scheme that does not match the port (https:// to plain
-// HTTP, http:// to TLS) or is neither, a garbage token and an expired token each end the
+// Credentials and TLS are checked at startup: a wrong or missing CA, a CA beside insecure-skip-tls-verify, a client key
+// that is not its certificate's, a scheme that does not match the port (https:// to plain HTTP, http:// to TLS) or is
+// neither, a garbage token and an expired token each end the
 // process with exit 1 within 10 s and one line naming the cause (server, user, CA), no stack trace. Refused
 // connections are not such a cause: the controller keeps trying (see the command-line tests).
 import { writeFileSync } from "node:fs";
@@ -88,6 +89,44 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
     expectFatal(
       await runUntilExit([`--kubeconfig=${path}`]),
       new RegExp(`kubeconfig cluster "[^"]+" certificate-authority file "${missing}" cannot be read: ENOENT`),
+    );
+  });
+
+  it("a client key that is not its certificate's: names the user, before any request", async () => {
+    const path = kubeconfig("mismatched-pair", (doc) => {
+      for (const { user } of doc.users) {
+        delete user.token;
+        user["client-certificate"] = repositoryFile("test/fixtures/client-rsa.crt");
+        user["client-key"] = repositoryFile("test/fixtures/client-ec.key");
+      }
+    });
+    expectFatal(
+      await runUntilExit([`--kubeconfig=${path}`]),
+      /^kubeconfig user "[^"]+": its client certificate and key cannot be used: the key is not the certificate's$/,
+    );
+  });
+
+  it("a certificate pair the server does not trust passes the check: the server's answer is what ends the start", async () => {
+    const path = kubeconfig("untrusted-pair", (doc) => {
+      for (const { user } of doc.users) {
+        delete user.token;
+        user["client-certificate"] = repositoryFile("test/fixtures/client-rsa.crt");
+        user["client-key"] = repositoryFile("test/fixtures/client-rsa.key");
+      }
+    });
+    const run = await runUntilExit([`--kubeconfig=${path}`]);
+    expect(run.code, run.controller.output()).to.equal(1);
+    const [error] = run.controller.logs.filter((line) => line.level === "error");
+    expect(String(error?.error)).to.match(new RegExp(`^${controlPlane().server} (rejected|refused) `));
+  });
+
+  it("a CA beside insecure-skip-tls-verify: names the cluster, as kubectl refuses it", async () => {
+    const path = kubeconfig("insecure-with-ca", (doc) => {
+      for (const { cluster } of doc.clusters) cluster["insecure-skip-tls-verify"] = true;
+    });
+    expectFatal(
+      await runUntilExit([`--kubeconfig=${path}`]),
+      /^kubeconfig cluster "[^"]+": insecure-skip-tls-verify is set together with a certificate-authority-data/,
     );
   });
 

@@ -36,6 +36,9 @@ describe("kube/kubeconfig-credentials", () => {
     );
     expect(() => serverUrl("c", "unix:///var/run/k8s.sock")).to.throw("has scheme unix, expected https or http");
     expect(() => serverUrl("c", "https://[::1")).to.throw('kubeconfig cluster "c": server "https://[::1" is not a URL');
+    // "https://" as client-node leaves it (one trailing slash gone): not a server called "https".
+    expect(() => serverUrl("c", "https:/")).to.throw('kubeconfig cluster "c": server "https:/" is not a URL');
+    expect(() => serverUrl("c", "http:/10.0.0.1")).to.throw("is not a URL");
   });
 
   it("authenticates against a plain-HTTP server with the user's token and no TLS", async () => {
@@ -51,16 +54,16 @@ describe("kube/kubeconfig-credentials", () => {
     expect(tls.rejectUnauthorized).to.not.equal(false);
   });
 
-  it("checkFiles: names the first TLS file that cannot be read; passes when all can", () => {
+  it("check: names the first TLS file that cannot be read; passes when all can", () => {
     const dir = ownedTempDir("cni-repair-tls-files-");
     const ca = join(dir, "ca.crt");
     writeFileSync(ca, "x");
-    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: ca }).checkFiles()).to.not.throw();
-    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: join(dir, "gone.crt") }).checkFiles()).to.throw(
+    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: ca }).check()).to.not.throw();
+    expect(() => credentialsFor("https://127.0.0.1:6443", { caFile: join(dir, "gone.crt") }).check()).to.throw(
       `kubeconfig cluster "c" certificate-authority file "${join(dir, "gone.crt")}" cannot be read: ENOENT`,
     );
     expect(() =>
-      credentialsFor("https://127.0.0.1:6443", { caFile: ca, keyFile: join(dir, "gone.key") }).checkFiles(),
+      credentialsFor("https://127.0.0.1:6443", { caFile: ca, keyFile: join(dir, "gone.key") }).check(),
     ).to.throw(`kubeconfig user "u" client-key file "${join(dir, "gone.key")}" cannot be read`);
   });
 });
