@@ -2,6 +2,7 @@
 // for a node agent that needs three files and two environment variables): the service-account token, re-read on
 // every call so a token the kubelet rotated is used from the next refresh on, the CA, and the namespace.
 import { existsSync, readFileSync } from "node:fs";
+import { isIP, isIPv6 } from "node:net";
 import { join } from "node:path";
 import type { Authentication, ClusterCredentials, TlsOptions } from "./cluster-credentials.js";
 import { tokenClaims } from "./credentials.js";
@@ -36,8 +37,7 @@ export class InClusterCredentials implements ClusterCredentials {
 
   constructor(dir: string, host: string, port: string) {
     this.dir = dir;
-    // An IPv6 service address needs brackets in a URL.
-    this.server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    this.server = serviceUrl(host, port);
     this.#tokenFile = join(dir, "token");
     this.#caFile = join(dir, "ca.crt");
     // Without ca.crt Node's default roots verify the server: with the chart's --use-openssl-ca (sizing.*.nodeOptions)
@@ -58,6 +58,25 @@ export class InClusterCredentials implements ClusterCredentials {
       ca: this.tls.ca === undefined ? "the system's trusted CAs" : `CA file ${this.#caFile}`,
     };
   }
+}
+
+/**
+ * The API server's URL from the service variables the kubelet sets; throws naming a variable that cannot be part of
+ * one (set by hand, or overridden in the pod spec), since no retry would make it work.
+ */
+/** Letters, digits, hyphens and dots, as DNS names are written (RFC 1123). */
+const DNS_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
+function serviceUrl(host: string, port: string): string {
+  const number = Number(port);
+  if (!/^\d+$/.test(port) || number < 1 || number > 65_535) {
+    throw new Error(`KUBERNETES_SERVICE_PORT "${port}" is not a port number (1-65535)`);
+  }
+  if (isIP(host) === 0 && !DNS_NAME.test(host)) {
+    throw new Error(`KUBERNETES_SERVICE_HOST "${host}" is not a host name or IP address`);
+  }
+  // An IPv6 service address needs brackets in a URL.
+  return `https://${isIPv6(host) ? `[${host}]` : host}:${number}`;
 }
 
 function readTrimmed(file: string): string {

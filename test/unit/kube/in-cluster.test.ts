@@ -44,6 +44,20 @@ describe("kube/in-cluster credentials", () => {
     expect(new InClusterCredentials(dir, "fd00::1", "443").server).to.equal("https://[fd00::1]:443");
   });
 
+  it("refuses a service port or host that cannot make a URL, naming the variable and its value", () => {
+    for (const port of ["abc", "0", "65536", "443x", "-1"]) {
+      expect(() => inClusterCredentials({ ...env(), KUBERNETES_SERVICE_PORT: port })).to.throw(
+        `KUBERNETES_SERVICE_PORT "${port}" is not a port number (1-65535)`,
+      );
+    }
+    expect(() => inClusterCredentials({ ...env(), KUBERNETES_SERVICE_HOST: "10.96.0.1/x y" })).to.throw(
+      'KUBERNETES_SERVICE_HOST "10.96.0.1/x y" is not a host name or IP address',
+    );
+    expect(inClusterCredentials({ ...env(), KUBERNETES_SERVICE_PORT: "6443" })?.server).to.equal(
+      "https://10.96.0.1:6443",
+    );
+  });
+
   it("is not there without the environment variables or the token file", () => {
     expect(inClusterCredentials({ ...env(), KUBERNETES_SERVICE_HOST: "" })).to.equal(undefined);
     expect(inClusterCredentials({ ...env(), CNI_REPAIR_IN_CLUSTER_ROOT: join(root, "elsewhere") })).to.equal(undefined);
