@@ -3,6 +3,7 @@ import { parseConfig } from "../config/config.js";
 // Entry point of the `cni-repair` command: parse the configuration, then run the command asked for (bare: help).
 import { ConfigError } from "../config/config-error.js";
 import { helpText } from "../config/help.js";
+import { exitWhenDrained } from "./exit-when-drained.js";
 import { unsupportedNode } from "./node-support.js";
 import { applyV8Flags } from "./v8-flags.js";
 import { versionText } from "./version.js";
@@ -50,8 +51,6 @@ async function main(): Promise<number> {
 // A promise rather than a top-level await: the image's bundle is CommonJS (image/bundle.sh). A rejection ends the
 // process as an uncaught error (exit 1); a main() that never settles still exits 13, as an unsettled top-level
 // await would, so a command that stopped without finishing never looks like a clean stop.
-/** How long a finished command's process may take to end by itself before it is ended. */
-const LINGER_AFTER_FINISH_MS = 2_000;
 let settled = false;
 process.once("exit", () => {
   if (settled || process.exitCode !== undefined) return;
@@ -62,9 +61,7 @@ main().then(
   (code) => {
     settled = true;
     process.exitCode = code;
-    // The command has finished and written its logs. Whatever it leaves open (an exec plugin that never answered
-    // keeps its pipes) must not keep the process alive, as nothing outlives a Go main's return.
-    setTimeout(() => process.exit(), LINGER_AFTER_FINISH_MS).unref();
+    exitWhenDrained();
   },
   (error: unknown) => {
     settled = true;
