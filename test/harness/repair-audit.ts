@@ -1,8 +1,8 @@
 // Judges a repair wave from the API server's audit log: which pod UIDs cni-repair sent DELETEs for, whether any
 // of them was a pod that was not broken, whether any UID got more than one DELETE that took effect, and how
-// long each broken pod waited for its repair.
+// long each broken pod waited for its repair. A broken pod its ReplicaSet deleted first (a scale-down) needs no repair.
 import { expect } from "chai";
-import { controllerDeletes } from "./audit-log.js";
+import { controllerDeletes, podRequests } from "./audit-log.js";
 import type { BrokenPodRecord } from "./cni-simulator.js";
 
 export type DeleteRecord = {
@@ -29,8 +29,13 @@ export type WaveReport = {
   readonly wrong: readonly DeleteRecord[];
   /** UIDs with more than one DELETE that took effect. */
   readonly repeated: readonly string[];
-  /** Broken pods no DELETE took effect on (yet). */
+  /** Broken pods no DELETE took effect on (yet), ours or their ReplicaSet's. */
   readonly unrepaired: readonly BrokenPodRecord[];
+  /**
+   * Broken pods their ReplicaSet controller deleted before cni-repair did: a scale-down picks a not-Ready pod first.
+   * It happens when the controller manager overshoots, e.g. a create answered by an API server killed mid-wave.
+   */
+  readonly removedByOwner: readonly BrokenPodRecord[];
   /** Per repaired pod, ms from `fromMs` (or from when it broke, if later) to its first successful DELETE. */
   readonly repairMs: ReadonlyMap<string, number>;
 };
@@ -53,13 +58,28 @@ export function judgeWave(
     const pod = brokenByUid.get(d.uid);
     if (pod && !repairMs.has(d.uid)) repairMs.set(d.uid, d.atMs - Math.max(fromMs, pod.brokenAtMs));
   }
+  const scaledDown = new Set(replicaSetDeletes(auditLogPath, namespace));
+  const removedByOwner = broken.filter((pod) => !repairMs.has(pod.uid) && scaledDown.has(pod.name));
   return {
     deletes,
     wrong,
     repeated: [...perUid].filter(([, count]) => count > 1).map(([uid]) => uid),
-    unrepaired: broken.filter((pod) => !repairMs.has(pod.uid)),
+    unrepaired: broken.filter((pod) => !repairMs.has(pod.uid) && !scaledDown.has(pod.name)),
+    removedByOwner,
     repairMs,
   };
+}
+
+/** Names of the pods the ReplicaSet controller deleted (it names itself in its user agent or user). */
+function replicaSetDeletes(auditLogPath: string, namespace: string): string[] {
+  return podRequests(auditLogPath, namespace)
+    .filter((event) => event.verb === "delete" && (event.responseStatus?.code ?? 0) < 300)
+    .filter(
+      (event) =>
+        (event.userAgent ?? "").endsWith("/replicaset-controller") ||
+        (event.user?.username ?? "").endsWith(":replicaset-controller"),
+    )
+    .map((event) => event.objectRef?.name ?? "");
 }
 
 /** The longest wait for a repair, in ms (0 when nothing was repaired). */

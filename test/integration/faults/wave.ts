@@ -3,6 +3,7 @@
 // fault can strike in the middle. Afterwards the audit log says whether the wave went right.
 import { AppsV1Api } from "@kubernetes/client-node";
 import { expect } from "chai";
+import { podRequests } from "../../harness/audit-log.js";
 import type { ControllerProcess } from "../../harness/controller-process.js";
 import type { E2eCluster } from "../../harness/e2e-cluster.js";
 import { type RepairScope, repairArgs } from "../../harness/e2e-controller.js";
@@ -87,7 +88,15 @@ export async function expectWaveCompleted(
   const remaining = boundMs - (Date.now() - startedAtMs);
   await waitFor(
     `every broken pod deleted within ${boundMs} ms of the wave's start`,
-    () => judgeWave(cluster.plane.auditLogPath, scope.namespace, broken).unrepaired.length === 0,
+    () => {
+      const { unrepaired } = judgeWave(cluster.plane.auditLogPath, scope.namespace, broken);
+      if (unrepaired.length === 0) return true;
+      // Thrown, not false: a timeout then says who else wrote to the pods left (a full CI run once lost one).
+      const writes = unrepaired.map(
+        (pod) => `${pod.name}: ${podWrites(cluster.plane.auditLogPath, scope.namespace, pod.name)}`,
+      );
+      throw new Error(`not deleted by cni-repair yet: ${writes.join("; ")}`);
+    },
     { timeoutMs: Math.max(remaining, 1_000), intervalMs: 200 },
   );
   await waitFor(
@@ -106,4 +115,19 @@ export async function expectWaveCompleted(
   expect(cluster.cni.errors, "the CNI simulator's failed writes").to.deep.equal([]);
   cluster.assertComponentsRunning();
   return report;
+}
+
+/** Every write the audit log has for one pod, in order: verb, subresource, user, user agent, code. */
+function podWrites(auditLogPath: string, namespace: string, name: string): string {
+  const writes = podRequests(auditLogPath, namespace).filter(
+    (event) => event.objectRef?.name === name && !["get", "list", "watch"].includes(event.verb),
+  );
+  if (writes.length === 0) return "no writes logged";
+  return writes
+    .map((event) => {
+      const what = event.objectRef?.subresource ? `${event.verb} ${event.objectRef.subresource}` : event.verb;
+      const agent = (event.userAgent ?? "").split(" ")[0];
+      return `${what} by ${event.user?.username ?? "?"} (${agent}) ${event.responseStatus?.code ?? "?"} at ${event.stageTimestamp}`;
+    })
+    .join(", ");
 }
