@@ -40,6 +40,16 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
     return path;
   };
 
+  /** A kubeconfig whose users present a client certificate and key from test/fixtures instead of a token. */
+  const clientPairKubeconfig = (name: string, certificate: string, key: string): string =>
+    kubeconfig(name, (doc) => {
+      for (const { user } of doc.users) {
+        delete user.token;
+        user["client-certificate"] = repositoryFile(`test/fixtures/${certificate}`);
+        user["client-key"] = repositoryFile(`test/fixtures/${key}`);
+      }
+    });
+
   /** Runs the controller to its exit; returns the code, how long it took and its stderr lines. */
   const runUntilExit = async (args: string[], env: Record<string, string> = {}) => {
     const started = performance.now();
@@ -93,13 +103,7 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
   });
 
   it("a client key that is not its certificate's: names the user, before any request", async () => {
-    const path = kubeconfig("mismatched-pair", (doc) => {
-      for (const { user } of doc.users) {
-        delete user.token;
-        user["client-certificate"] = repositoryFile("test/fixtures/client-rsa.crt");
-        user["client-key"] = repositoryFile("test/fixtures/client-ec.key");
-      }
-    });
+    const path = clientPairKubeconfig("mismatched-pair", "client-rsa.crt", "client-ec.key");
     expectFatal(
       await runUntilExit([`--kubeconfig=${path}`]),
       /^kubeconfig user "[^"]+": its client certificate and key cannot be used: the key is not the certificate's$/,
@@ -107,13 +111,7 @@ describe("startup: credentials and TLS that cannot work are fatal", () => {
   });
 
   it("a certificate pair the server does not trust passes the check: the server's answer is what ends the start", async () => {
-    const path = kubeconfig("untrusted-pair", (doc) => {
-      for (const { user } of doc.users) {
-        delete user.token;
-        user["client-certificate"] = repositoryFile("test/fixtures/client-rsa.crt");
-        user["client-key"] = repositoryFile("test/fixtures/client-rsa.key");
-      }
-    });
+    const path = clientPairKubeconfig("untrusted-pair", "client-rsa.crt", "client-rsa.key");
     const run = await runUntilExit([`--kubeconfig=${path}`]);
     expect(run.code, run.controller.output()).to.equal(1);
     const [error] = run.controller.logs.filter((line) => line.level === "error");
